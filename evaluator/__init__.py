@@ -1,0 +1,1 @@
+"""The evaluator: receives milestone events over websockets, records them, decides verdicts."""

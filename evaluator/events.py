@@ -1,0 +1,37 @@
+"""The one event model. The same JSON travels over the websocket and lands in events.jsonl."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EVENT_LOG_VERSION = 1
+
+Source = Literal["probe", "frida", "fs", "query", "runner"]
+SOURCES: tuple[str, ...] = ("probe", "frida", "fs", "query", "runner")
+
+
+class Event(BaseModel):
+    """A milestone reported by the app (probe/frida), the file watcher, a state query or the runner."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    v: int = EVENT_LOG_VERSION
+    run_id: str
+    source: Source
+    app: str
+    name: str
+    payload: dict[str, Any] = Field(default_factory=dict)
+    seq: int = Field(ge=0, description="monotonic per stream (one stream per connected client)")
+    ts: float = Field(default_factory=time.time, description="wall-clock time the event fired")
+    stream: str = Field(default="", description="the client stream this event came from")
+    received: float | None = Field(default=None, description="wall-clock time the evaluator recorded it")
+
+
+# Runner-level event names (source "runner"): recorded through the same log.
+FORGERY = "suspected_forgery"
+PROBE_CONNECTED = "probe_connected"
+PROBE_DISCONNECTED = "probe_disconnected"
+SOURCE_ERROR = "source_error"

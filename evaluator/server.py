@@ -1,0 +1,134 @@
+"""The evaluator's websocket endpoint: authenticates probes, records their events, acknowledges them.
+
+Wire protocol (JSON text frames):
+  client -> {"type": "hello", "token": T, "stream": S, "source": "probe", "app": A}
+  server -> {"type": "welcome", "acked": N}   # highest seq of stream S already recorded; resend the rest
+  client -> {"type": "event", "event": {...Event...}}
+  server -> {"type": "ack", "seq": N}
+A wrong token, an event before hello, or an event for another run is refused, recorded as a
+`suspected_forgery` runner event, and the connection is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import ValidationError
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from evaluator import events as ev
+from evaluator.events import Event
+from evaluator.log import EventLog
+
+Listener = Callable[[Event], None]
+
+
+class Evaluator:
+    """Owns the event log and the websocket server for one trial."""
+
+    def __init__(self, run_id: str, app: str, log_path: Path):
+        self.run_id, self.app = run_id, app
+        self.token = secrets.token_urlsafe(24)
+        self.log = EventLog(log_path)
+        self._acked: dict[str, int] = {}
+        self._runner_seq = 0
+        self._listeners: list[Listener] = []
+        self._server = None
+        self.connected_streams: set[str] = set()
+        self.probe_connected = asyncio.Event()
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}"
+
+    def subscribe(self, fn: Listener) -> None:
+        self._listeners.append(fn)
+
+    async def start(self) -> None:
+        self._server = await serve(self._handle, "127.0.0.1", 0, max_size=8 * 1024 * 1024)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server:
+            self._server.close()
+            await self._server.wait_closed()
+        self.log.close()
+
+    # -- recording -----------------------------------------------------------------
+    def record(self, event: Event) -> bool:
+        """Record an authenticated event once; False when it is a resend already recorded."""
+        stream = event.stream or f"{event.source}"
+        if event.seq <= self._acked.get(stream, -1):
+            return False
+        self._acked[stream] = event.seq
+        event.received = time.time()
+        self.log.append(event)
+        for fn in self._listeners:
+            fn(event)
+        return True
+
+    def record_internal(self, source: str, name: str, payload: dict | None = None, stream: str | None = None) -> Event:
+        """Events the runner itself produces (query, fs, runner), through the same log and listeners."""
+        stream = stream or source
+        seq = self._acked.get(stream, -1) + 1
+        event = Event(run_id=self.run_id, source=source, app=self.app, name=name,
+                      payload=payload or {}, seq=seq, stream=stream)
+        self.record(event)
+        return event
+
+    def _forgery(self, reason: str, conn: ServerConnection, detail: dict | None = None) -> None:
+        peer = conn.remote_address
+        self.record_internal("runner", ev.FORGERY, {"reason": reason, "peer": list(peer) if peer else None, **(detail or {})})
+
+    # -- connection handling -----------------------------------------------------------
+    async def _handle(self, conn: ServerConnection) -> None:
+        stream = None
+        try:
+            first = json.loads(await asyncio.wait_for(conn.recv(), timeout=10))
+            if not isinstance(first, dict) or first.get("type") != "hello":
+                self._forgery("message before authentication", conn, {"message": _clip(first)})
+                await conn.close(4001, "authenticate first")
+                return
+            if not hmac.compare_digest(str(first.get("token", "")), self.token):
+                self._forgery("wrong token", conn, {"stream": first.get("stream"), "source": first.get("source")})
+                await conn.close(4003, "refused")
+                return
+            stream = str(first.get("stream") or "anonymous")
+            source = first.get("source", "probe")
+            await conn.send(json.dumps({"type": "welcome", "acked": self._acked.get(stream, -1)}))
+            self.connected_streams.add(stream)
+            self.record_internal("runner", ev.PROBE_CONNECTED, {"stream": stream, "source": source})
+            if source in ("probe", "frida"):
+                self.probe_connected.set()
+            async for message in conn:
+                msg = json.loads(message)
+                if msg.get("type") != "event":
+                    continue
+                try:
+                    event = Event.model_validate({**msg["event"], "stream": stream})
+                except (ValidationError, KeyError, TypeError) as e:
+                    self.record_internal("runner", ev.SOURCE_ERROR, {"stream": stream, "error": f"malformed event: {e}"[:500]})
+                    continue
+                if event.run_id != self.run_id or event.source in ("runner", "query"):
+                    self._forgery("event claims another run or a runner-only source", conn, {"event": _clip(msg)})
+                    continue
+                self.record(event)
+                await conn.send(json.dumps({"type": "ack", "seq": event.seq}))
+        except (ConnectionClosed, asyncio.TimeoutError, json.JSONDecodeError):
+            pass
+        finally:
+            if stream is not None:
+                self.connected_streams.discard(stream)
+                self.record_internal("runner", ev.PROBE_DISCONNECTED, {"stream": stream})
+
+
+def _clip(obj: object) -> str:
+    return json.dumps(obj, default=str)[:300]

@@ -1,0 +1,95 @@
+"""Match recorded events to a task's key steps and decide the verdict.
+
+Only events the app (probe/frida), the file watcher or the state query produced count;
+the agent's own tool calls never do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from evaluator.events import Event
+
+COUNTING_SOURCES = ("probe", "frida", "fs", "query")
+
+
+class StepResult(BaseModel):
+    id: str
+    reached: bool = False
+    event_seq: int | None = None
+    event_stream: str | None = None
+    event_name: str | None = None
+    ts: float | None = None
+    error: str | None = None
+
+
+class Verdict(BaseModel):
+    success: bool
+    key_steps: list[StepResult]
+    kscr: float = Field(description="key steps reached / key steps annotated")
+    state_ok: bool | None = None
+    check_ok: bool | None = None
+    reason: str = ""
+
+
+def _step_matches(rstep, event: Event, params: dict) -> bool:
+    s = rstep.step
+    if event.name != s.event or event.source not in COUNTING_SOURCES:
+        return False
+    if s.source and event.source != s.source:
+        return False
+    if not rstep.where(event.payload):
+        return False
+    return rstep.check is None or bool(rstep.check(event.payload, params))
+
+
+class Matcher:
+    """Feeds on events as they arrive; remembers the first event that reached each key step."""
+
+    def __init__(self, resolved):
+        self.resolved = resolved
+        self.params = dict(resolved.task.params)
+        self.results = {rs.step.id: StepResult(id=rs.step.id) for rs in resolved.steps}
+
+    def feed(self, event: Event) -> None:
+        for rs in self.resolved.steps:
+            res = self.results[rs.step.id]
+            if res.reached:
+                continue
+            try:
+                hit = _step_matches(rs, event, self.params)
+            except Exception as e:  # a faulty task check must not kill the evaluator; it is recorded
+                res.error = f"check raised {type(e).__name__}: {e}"
+                continue
+            if hit:
+                res.reached, res.event_seq, res.event_stream = True, event.seq, event.stream
+                res.event_name, res.ts = event.name, event.ts
+
+    def verdict(self, events: list[Event], state: dict[str, Any] | None) -> Verdict:
+        r = self.resolved
+        steps = [self.results[rs.step.id] for rs in r.steps]
+        reached = {s.id for s in steps if s.reached}
+        kscr = len(reached) / len(steps) if steps else 0.0
+        missing = [sid for sid in r.required_steps if sid not in reached]
+        reasons = []
+        if missing:
+            reasons.append(f"key steps not reached: {', '.join(missing)}")
+        state_ok = None
+        if r.success_state is not None:
+            state_ok = state is not None and bool(r.success_state(state))
+            if not state_ok:
+                reasons.append("final state does not satisfy success.state" if state is not None else "no final state")
+        check_ok = None
+        if r.success_check is not None:
+            try:
+                check_ok = bool(r.success_check([e for e in events if e.source in COUNTING_SOURCES], state, self.params))
+            except Exception as e:
+                check_ok = False
+                reasons.append(f"success check raised {type(e).__name__}: {e}")
+            if not check_ok and not reasons:
+                reasons.append("success check failed")
+        success = not missing and state_ok is not False and check_ok is not False
+        return Verdict(success=success, key_steps=steps, kscr=kscr, state_ok=state_ok, check_ok=check_ok,
+                       reason="; ".join(reasons) or "all key steps reached and the final state holds")

@@ -1,0 +1,80 @@
+"""Tool results, tool specs and the provider interface every tool source implements."""
+
+from __future__ import annotations
+
+import abc
+import base64
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Kind = Literal["gui", "bash", "edit", "mcp"]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """MCP-shaped content items ({"type": "text"|"image", ...}) plus the error flag."""
+
+    content: tuple[dict[str, Any], ...] = ()
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str, image_png: bytes | None = None) -> ToolResult:
+        items = [{"type": "text", "text": text}] if text else []
+        if image_png is not None:
+            items.append(image_item(image_png))
+        return cls(tuple(items))
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        return cls(({"type": "text", "text": message},), is_error=True)
+
+    @property
+    def texts(self) -> list[str]:
+        return [c["text"] for c in self.content if c.get("type") == "text"]
+
+    @property
+    def images(self) -> list[dict[str, Any]]:
+        return [c for c in self.content if c.get("type") == "image"]
+
+    def summary(self, limit: int = 300) -> str:
+        text = " ".join(self.texts)
+        text = text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+        n_img = len(self.images)
+        return text + (f" [+{n_img} image{'s' if n_img > 1 else ''}]" if n_img else "")
+
+
+def image_item(png: bytes) -> dict[str, Any]:
+    return {"type": "image", "data": base64.b64encode(png).decode(), "mimeType": "image/png"}
+
+
+class ToolError(Exception):
+    """A recoverable problem the agent should see as an isError result (bad arguments, ...)."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    kind: Kind
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolProvider(abc.ABC):
+    """A source of tools: the computer, bash, edit tools, or one app MCP server."""
+
+    name: str
+
+    async def start(self) -> None:
+        """Connect/prepare; called once per trial before specs() is read."""
+
+    async def close(self) -> None:
+        """Release everything started in start()."""
+
+    @abc.abstractmethod
+    def specs(self) -> list[ToolSpec]:
+        ...
+
+    @abc.abstractmethod
+    async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        """Run one tool; recoverable problems come back as ToolResult.error."""

@@ -1,0 +1,118 @@
+"""The gateway's one tool registry: providers in, one filtered tool list out, O(1) routing, a call log.
+
+A mode or an ablation is only a filter over tool kinds/names; nothing else knows about modes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gateway.base import Kind, ToolProvider, ToolResult, ToolSpec
+
+MODE_KINDS: dict[str, frozenset[Kind]] = {
+    "gui": frozenset({"gui", "bash", "edit"}),
+    "mcp": frozenset({"mcp", "bash", "edit"}),
+    "hybrid": frozenset({"gui", "mcp", "bash", "edit"}),
+}
+
+
+@dataclass(frozen=True)
+class ToolFilter:
+    mode: str = "hybrid"
+    no_bash: bool = False
+    only: frozenset[str] | None = None  # --tools: explicit names (after the mode filter)
+
+    def allows(self, spec: ToolSpec) -> bool:
+        if spec.kind not in MODE_KINDS[self.mode]:
+            return False
+        if self.no_bash and spec.kind in ("bash", "edit"):
+            return False
+        return self.only is None or spec.name in self.only or spec.name.split("__", 1)[0] in self.only
+
+
+class CallLog:
+    """tool_calls.jsonl: every call with its arguments, a result summary and its duration."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._f = open(path, "a", buffering=1) if path else None
+        self.count = 0
+        self.by_kind: dict[str, int] = {}
+
+    def write(self, tool: str, kind: str, args: dict[str, Any], result: ToolResult, started: float, duration: float) -> None:
+        self.count += 1
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+        if self._f:
+            row = {"n": self.count, "ts": started, "tool": tool, "kind": kind, "args": args,
+                   "is_error": result.is_error, "result": result.summary(), "images": len(result.images),
+                   "duration_s": round(duration, 4)}
+            self._f.write(json.dumps(row, default=str) + "\n")
+
+    def close(self) -> None:
+        if self._f:
+            self._f.close()
+            self._f = None
+
+
+class ToolRegistry:
+    def __init__(self, providers: list[ToolProvider], tool_filter: ToolFilter, call_log: CallLog | None = None):
+        self.providers = providers
+        self.filter = tool_filter
+        self.log = call_log or CallLog(None)
+        self._routes: dict[str, tuple[ToolProvider, ToolSpec]] = {}
+        self.started: list[ToolProvider] = []
+
+    async def start(self) -> None:
+        for p in self.providers:
+            await p.start()
+            self.started.append(p)
+            for spec in p.specs():
+                if self.filter.allows(spec):
+                    if spec.name in self._routes:
+                        raise ValueError(f"two providers offer a tool named '{spec.name}'")
+                    self._routes[spec.name] = (p, spec)
+        if self.filter.only:
+            unknown = {n for n in self.filter.only if n not in self._routes
+                       and not any(k.startswith(n + "__") for k in self._routes)}
+            if unknown:
+                raise ValueError(f"--tools names no available tool: {', '.join(sorted(unknown))} "
+                                 f"(available in this mode: {', '.join(self._routes)})")
+
+    async def close(self) -> None:
+        errors = []
+        for p in reversed(self.started):
+            try:
+                await p.close()
+            except Exception as e:  # keep closing the others; report after
+                errors.append(f"{p.name}: {e!r}")
+        self.started.clear()
+        self.log.close()
+        if errors:
+            raise RuntimeError("closing tool providers failed: " + "; ".join(errors))
+
+    def specs(self) -> list[ToolSpec]:
+        return [spec for _, spec in self._routes.values()]
+
+    def kind_of(self, name: str) -> str | None:
+        route = self._routes.get(name)
+        return route[1].kind if route else None
+
+    async def call(self, name: str, args: dict[str, Any] | None) -> ToolResult:
+        started, t0 = time.time(), time.perf_counter()
+        route = self._routes.get(name)
+        if route is None:
+            result = ToolResult.error(f"unknown tool '{name}' (available: {', '.join(self._routes)})")
+            kind = "unknown"
+        else:
+            provider, spec = route
+            kind = spec.kind
+            try:
+                result = await provider.call(name, args or {})
+            except Exception as e:  # a crashing provider is the agent's failed call, recorded, not a dead trial
+                result = ToolResult.error(f"{name} failed: {type(e).__name__}: {e}")
+        self.log.write(name, kind, args or {}, result, started, time.perf_counter() - t0)
+        return result

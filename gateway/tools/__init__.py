@@ -1,0 +1,1 @@
+"""Built-in tools: computer (GUI), bash and the file editor."""

@@ -1,0 +1,114 @@
+"""The bash tool: one persistent shell per trial inside the environment (its HOME, DISPLAY, marker).
+
+Each call has a timeout; on timeout the shell is killed and restarted and the agent is told so.
+Long output is truncated with a note saying how much was cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gateway.base import ToolProvider, ToolResult, ToolSpec
+
+MAX_OUTPUT = 16_000
+
+
+class BashArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    command: str | None = None
+    restart: bool = False
+
+
+def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[output truncated: {len(text) - limit} more characters not shown]"
+
+
+class BashTool(ToolProvider):
+    name = "bash"
+
+    def __init__(self, env, timeout: float = 120.0):
+        self.env, self.timeout = env, timeout
+        self._proc: asyncio.subprocess.Process | None = None
+        self._lock = asyncio.Lock()
+
+    def specs(self) -> list[ToolSpec]:
+        schema = BashArgs.model_json_schema()
+        schema.pop("title", None)
+        return [ToolSpec(name="bash", kind="bash", input_schema=schema, description=(
+            "Run a command in a persistent bash shell inside the desktop environment (state such as the "
+            f"working directory persists between calls). Calls time out after {self.timeout:.0f}s; "
+            "`restart: true` starts a fresh shell."))]
+
+    async def _start(self) -> None:
+        self._proc = await self.env.spawn(["bash", "--noprofile", "--norc"], stdin=asyncio.subprocess.PIPE,
+                                          stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+    async def _kill(self) -> None:
+        if self._proc and self._proc.returncode is None:
+            try:
+                os.killpg(os.getpgid(self._proc.pid), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            await self._proc.wait()
+        self._proc = None
+
+    async def close(self) -> None:
+        await self._kill()
+
+    async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        try:
+            a = BashArgs.model_validate(args)
+        except ValidationError as e:
+            return ToolResult.error(f"bash: {e}")
+        async with self._lock:
+            if a.restart:
+                await self._kill()
+                await self._start()
+                return ToolResult.text("shell restarted")
+            if not a.command:
+                return ToolResult.error("bash: give a command (or restart: true)")
+            if self._proc is None or self._proc.returncode is not None:
+                await self._start()
+            return await self._run(a.command)
+
+    async def _run(self, command: str) -> ToolResult:
+        sentinel = f"__mcpworld_done_{uuid.uuid4().hex}__"
+        proc = self._proc
+        proc.stdin.write(f"{{ {command}\n}}; echo \"{sentinel}$?\"; echo \"{sentinel}\" >&2\n".encode())
+        await proc.stdin.drain()
+        try:
+            out, code = await asyncio.wait_for(_read_until(proc.stdout, sentinel, with_code=True), self.timeout)
+            err, _ = await asyncio.wait_for(_read_until(proc.stderr, sentinel), 5)
+        except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            await self._kill()
+            return ToolResult.error(f"bash: the command did not finish within {self.timeout:.0f}s "
+                                    "(or the shell exited); the shell was restarted")
+        text = out
+        if err.strip():
+            text += ("\n" if text else "") + f"[stderr]\n{err}"
+        if code != 0:
+            text += f"\n[exit code {code}]"
+        return ToolResult(({"type": "text", "text": truncate(text) or "(no output)"},), is_error=False)
+
+
+async def _read_until(stream: asyncio.StreamReader, sentinel: str, with_code: bool = False) -> tuple[str, int]:
+    chunks = []
+    while True:
+        line = await stream.readline()
+        if not line:
+            raise asyncio.IncompleteReadError(b"", None)
+        text = line.decode(errors="replace")
+        idx = text.find(sentinel)
+        if idx >= 0:
+            chunks.append(text[:idx])
+            code = int(text[idx + len(sentinel):].strip() or 0) if with_code else 0
+            return "".join(chunks), code
+        chunks.append(text)

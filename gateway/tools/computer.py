@@ -1,0 +1,168 @@
+"""The computer tool: Anthropic's computer_20250124 action set on the environment's X display.
+
+Input goes through libxdo (python-libxdo-ng), screenshots through mss. When the screen is larger
+than the model's working size, screenshots are scaled down and coordinates scaled back up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gateway.actions import COMPUTER_ACTIONS
+from gateway.base import ToolProvider, ToolResult, ToolSpec
+from gateway.screen import Screen
+
+# Working sizes a model is trained on; pick the one with the screen's aspect ratio.
+MODEL_SIZES = {"XGA": (1024, 768), "WXGA": (1280, 800), "FWXGA": (1366, 768)}
+TYPE_CHUNK = 50
+BUTTONS = {"left_click": 1, "middle_click": 2, "right_click": 3}
+SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
+NEED_COORD = {"mouse_move", "left_click_drag"}
+NEED_TEXT = {"key", "type", "hold_key"}
+
+
+class ComputerArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    action: Literal[COMPUTER_ACTIONS]  # type: ignore[valid-type]
+    coordinate: tuple[int, int] | None = None
+    start_coordinate: tuple[int, int] | None = None
+    text: str | None = None
+    scroll_direction: Literal["up", "down", "left", "right"] | None = None
+    scroll_amount: int | None = None
+    duration: float | None = None
+
+
+def target_size(width: int, height: int) -> tuple[int, int]:
+    if width <= 1366 and height <= 800:
+        return width, height
+    ratio = width / height
+    best = min(MODEL_SIZES.values(), key=lambda s: abs(s[0] / s[1] - ratio))
+    return best
+
+
+class ComputerTool(ToolProvider):
+    name = "computer"
+
+    def __init__(self, display: str, settle_timeout: float = 1.5):
+        self.display = display
+        self.settle_timeout = settle_timeout
+        self._screen: Screen | None = None
+        self._xdo = None
+        self._held: list[str] = []
+
+    async def start(self) -> None:
+        import xdo  # needs libxdo3 at import
+
+        self._screen = Screen(self.display)
+        self._xdo = xdo.Xdo(self.display)
+        self.width, self.height = self._screen.width, self._screen.height
+        self.model_w, self.model_h = target_size(self.width, self.height)
+
+    async def close(self) -> None:
+        if self._screen:
+            self._screen.close()
+        self._xdo = None
+
+    def specs(self) -> list[ToolSpec]:
+        schema = ComputerArgs.model_json_schema()
+        schema.pop("title", None)
+        return [ToolSpec(
+            name="computer", kind="gui", input_schema=schema,
+            annotations={"display_width_px": self.model_w, "display_height_px": self.model_h},
+            description=(f"Use a mouse and keyboard to interact with the desktop, and take screenshots. "
+                         f"The screen is {self.model_w}x{self.model_h}. Actions: {', '.join(COMPUTER_ACTIONS)}. "
+                         "Keys use xdotool names (e.g. 'ctrl+s', 'Return'). Most actions return a screenshot."))]
+
+    # -- coordinates ------------------------------------------------------------
+    def _to_screen(self, xy: tuple[int, int]) -> tuple[int, int]:
+        x, y = xy
+        if not (0 <= x <= self.model_w and 0 <= y <= self.model_h):
+            raise ValueError(f"coordinate {list(xy)} is outside the {self.model_w}x{self.model_h} screen")
+        return round(x * self.width / self.model_w), round(y * self.height / self.model_h)
+
+    def _to_model(self, x: int, y: int) -> tuple[int, int]:
+        return round(x * self.model_w / self.width), round(y * self.model_h / self.height)
+
+    async def screenshot(self) -> bytes:
+        size = (self.model_w, self.model_h)
+        return await asyncio.to_thread(self._screen.png, size)
+
+    # -- dispatch --------------------------------------------------------------
+    async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        try:
+            a = ComputerArgs.model_validate(args)
+            if a.action in NEED_COORD and a.coordinate is None:
+                raise ValueError(f"{a.action} needs coordinate")
+            if a.action == "left_click_drag" and a.start_coordinate is None:
+                raise ValueError("left_click_drag needs start_coordinate and coordinate")
+            if a.action in NEED_TEXT and not a.text:
+                raise ValueError(f"{a.action} needs text")
+            if a.action == "scroll" and a.scroll_direction is None:
+                raise ValueError("scroll needs scroll_direction")
+            if a.action in ("hold_key", "wait") and a.duration is None:
+                raise ValueError(f"{a.action} needs duration (seconds)")
+            if a.duration is not None and not 0 <= a.duration <= 100:
+                raise ValueError("duration must be between 0 and 100 seconds")
+            return await self._act(a)
+        except (ValidationError, ValueError) as e:
+            return ToolResult.error(f"computer: {e}")
+
+    async def _act(self, a: ComputerArgs) -> ToolResult:
+        import xdo
+
+        x = self._xdo
+        win = xdo.CURRENTWINDOW
+        if a.action == "screenshot":
+            return ToolResult.text("", await self.screenshot())
+        if a.action == "cursor_position":
+            loc = x.get_mouse_location()
+            mx, my = self._to_model(loc.x, loc.y)
+            return ToolResult.text(f"X={mx},Y={my}")
+        if a.action == "wait":
+            await asyncio.sleep(a.duration)
+            return ToolResult.text("", await self.screenshot())
+        if a.coordinate is not None and a.action != "left_click_drag":
+            x.move_mouse(*self._to_screen(a.coordinate))
+        mods = a.text.encode() if a.text and a.action in ("left_click", "right_click", "middle_click",
+                                                           "double_click", "triple_click", "scroll") else None
+        if mods:
+            x.send_keysequence_window_down(win, mods)
+        try:
+            match a.action:
+                case "mouse_move":
+                    pass
+                case "left_click" | "right_click" | "middle_click":
+                    x.click_window(win, BUTTONS[a.action])
+                case "double_click" | "triple_click":
+                    x.click_window_multiple(win, 1, 2 if a.action == "double_click" else 3, 80_000)
+                case "left_mouse_down":
+                    x.mouse_down(win, 1)
+                case "left_mouse_up":
+                    x.mouse_up(win, 1)
+                case "left_click_drag":
+                    x.move_mouse(*self._to_screen(a.start_coordinate))
+                    x.mouse_down(win, 1)
+                    await asyncio.sleep(0.05)
+                    x.move_mouse(*self._to_screen(a.coordinate))
+                    await asyncio.sleep(0.05)
+                    x.mouse_up(win, 1)
+                case "scroll":
+                    amount = a.scroll_amount if a.scroll_amount is not None else 3
+                    x.click_window_multiple(win, SCROLL_BUTTONS[a.scroll_direction], max(0, amount), 20_000)
+                case "key":
+                    await asyncio.to_thread(x.send_keysequence_window, win, a.text.encode(), 12_000)
+                case "hold_key":
+                    x.send_keysequence_window_down(win, a.text.encode())
+                    await asyncio.sleep(a.duration)
+                    x.send_keysequence_window_up(win, a.text.encode())
+                case "type":
+                    for i in range(0, len(a.text), TYPE_CHUNK):
+                        await asyncio.to_thread(x.enter_text_window, win, a.text[i:i + TYPE_CHUNK].encode(), 12_000)
+        finally:
+            if mods:
+                x.send_keysequence_window_up(win, mods)
+        await self._screen.settle(self.settle_timeout)
+        return ToolResult.text("", await self.screenshot())

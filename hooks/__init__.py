@@ -1,0 +1,1 @@
+"""Hooks and probes that run inside apps, and the client library they share."""

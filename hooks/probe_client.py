@@ -1,0 +1,133 @@
+"""Probe client: what every in-app Python probe uses to send milestone events to the evaluator.
+
+- The run's connection details (evaluator URL, secret, run id) come from a JSON file whose
+  path is in MCPWORLD_PROBE_CONFIG; the file is deleted as soon as it is read, so the agent
+  (which starts later) cannot read the secret from it.
+- Events are buffered and numbered; a background thread sends them, drops them once
+  acknowledged, and on a lost connection reconnects, authenticates again with the secret it
+  holds, and resends every event the evaluator has not acknowledged (by sequence number).
+- Depends only on the standard library and `websockets` (its threaded sync client).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import deque
+
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.sync.client import connect
+
+CONFIG_ENV = "MCPWORLD_PROBE_CONFIG"
+
+
+def read_config(path: str | None = None) -> dict | None:
+    """Read and delete the one-time run config; None when there is none (not under mcpworld)."""
+    path = path or os.environ.get(CONFIG_ENV)
+    if not path or not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            cfg = json.load(f)
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return cfg
+
+
+class ProbeClient:
+    def __init__(self, url: str, token: str, run_id: str, app: str, source: str = "probe",
+                 stream: str | None = None):
+        self.url, self._token, self.run_id, self.app, self.source = url, token, run_id, app, source
+        self.stream = stream or f"{app}-{source}-{os.getpid()}"
+        self._seq = -1
+        self._pending: deque[dict] = deque()  # emitted, not yet acknowledged
+        self._cv = threading.Condition()
+        self._closing = False
+        self.connected = threading.Event()
+        self.errors: list[str] = []
+        self._thread = threading.Thread(target=self._run, name="mcpworld-probe", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def from_config(cls, cfg: dict, source: str = "probe") -> ProbeClient:
+        return cls(cfg["url"], cfg["token"], cfg["run_id"], cfg["app"], source=source)
+
+    def emit(self, name: str, payload: dict | None = None) -> int:
+        with self._cv:
+            self._seq += 1
+            event = {"run_id": self.run_id, "source": self.source, "app": self.app, "name": name,
+                     "payload": payload or {}, "seq": self._seq, "ts": time.time()}
+            self._pending.append(event)
+            self._cv.notify()
+            return self._seq
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every emitted event is acknowledged."""
+        deadline = time.monotonic() + timeout
+        with self._cv:
+            while self._pending and time.monotonic() < deadline:
+                self._cv.wait(0.05)
+            return not self._pending
+
+    def close(self, timeout: float = 5.0) -> None:
+        self.flush(timeout)
+        with self._cv:
+            self._closing = True
+            self._cv.notify_all()
+        self._thread.join(timeout)
+
+    # -- sender thread ------------------------------------------------------------
+    def _run(self) -> None:
+        backoff = 0.05
+        while not self._closing:
+            try:
+                with connect(self.url, open_timeout=5, close_timeout=1) as ws:
+                    ws.send(json.dumps({"type": "hello", "token": self._token, "stream": self.stream,
+                                        "source": self.source, "app": self.app}))
+                    welcome = json.loads(ws.recv(timeout=5))
+                    if welcome.get("type") != "welcome":
+                        raise ConnectionError(f"not welcomed: {welcome}")
+                    self._ack(int(welcome.get("acked", -1)))
+                    self.connected.set()
+                    backoff = 0.05
+                    self._pump(ws)
+            except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError, ConnectionError, ValueError) as e:
+                self.connected.clear()
+                self.errors.append(f"{type(e).__name__}: {e}")
+                del self.errors[:-20]
+                if self._closing:
+                    return
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 1.0)
+
+    def _pump(self, ws) -> None:
+        sent = -1  # highest seq sent on this connection
+        while True:
+            with self._cv:
+                if self._closing and not self._pending:
+                    return
+                batch = [e for e in self._pending if e["seq"] > sent]
+                if not batch:
+                    self._cv.wait(0.05)
+            for e in batch:
+                ws.send(json.dumps({"type": "event", "event": e}))
+                sent = e["seq"]
+            # read whatever acknowledgements have arrived (without blocking long)
+            while True:
+                try:
+                    msg = json.loads(ws.recv(timeout=0 if not batch else 0.01))
+                except TimeoutError:
+                    break
+                if msg.get("type") == "ack":
+                    self._ack(int(msg["seq"]))
+
+    def _ack(self, seq: int) -> None:
+        with self._cv:
+            while self._pending and self._pending[0]["seq"] <= seq:
+                self._pending.popleft()
+            self._cv.notify_all()

@@ -1,0 +1,63 @@
+"""What an agent sees (a task instruction and one tool list) and what it reports back."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    model: str | None = None
+
+    def add(self, other) -> None:
+        for f in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+            setattr(self, f, getattr(self, f) + (getattr(other, f, 0) or 0))
+
+
+@dataclass
+class AgentContext:
+    instruction: str
+    mode: str
+    no_bash: bool
+    tools: object          # gateway.registry.ToolRegistry (call, specs)
+    task: object           # mcpworld.config.load.ResolvedTask
+    max_steps: int
+    gateway_url: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    steps: int = 0
+    messages: list = field(default_factory=list)  # the agent's transcript, if it keeps one
+    final_text: str = ""
+
+
+class AgentError(Exception):
+    """The agent itself failed (bad reply, API error, crashed subprocess)."""
+
+
+class StepCapReached(AgentError):
+    pass
+
+
+class Agent(abc.ABC):
+    name: str
+
+    @abc.abstractmethod
+    async def run(self, ctx: AgentContext) -> None:
+        """Act on the environment through ctx.tools until done; record steps and usage on ctx."""
+
+
+AGENTS: dict[str, type[Agent]] = {}
+
+
+def register(cls: type[Agent]) -> type[Agent]:
+    if not getattr(cls, "name", None):
+        raise TypeError(f"agent class {cls.__name__} has no name")
+    if cls.name in AGENTS:
+        raise TypeError(f"two agents named '{cls.name}': {AGENTS[cls.name].__name__} and {cls.__name__}")
+    AGENTS[cls.name] = cls
+    return cls

@@ -1,0 +1,212 @@
+"""The `mcpworld` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from mcpworld import paths
+from mcpworld.config.load import load_apps, load_tasks
+from mcpworld.errors import ConfigErrors, MCPWorldError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="A white-box testbed for computer-use agents.")
+tasks_app = typer.Typer(no_args_is_help=True, help="List, validate and show tasks.")
+app.add_typer(tasks_app, name="tasks")
+console = Console()
+err = Console(stderr=True)
+
+
+def _load(tasks_dir: Path | None = None):
+    try:
+        apps = load_apps()
+        return apps, load_tasks(tasks_dir or paths.TASKS_DIR, apps)
+    except ConfigErrors as e:
+        for x in e.errors:
+            err.print(f"[red]error[/red] {x}", highlight=False)
+        raise typer.Exit(2)
+
+
+def _select(tasks: dict, task_ids: list[str], app_ids: list[str]):
+    if not task_ids and not app_ids:
+        return list(tasks.values())
+    chosen = []
+    for t in task_ids:
+        if t not in tasks:
+            err.print(f"[red]error[/red] unknown task '{t}' (e.g. {', '.join(list(tasks)[:5])})")
+            raise typer.Exit(2)
+        chosen.append(tasks[t])
+    for a in app_ids:
+        found = [rt for rt in tasks.values() if rt.app.id == a and rt not in chosen]
+        if not found and not any(rt.app.id == a for rt in chosen):
+            err.print(f"[red]error[/red] no tasks for app '{a}'")
+            raise typer.Exit(2)
+        chosen.extend(found)
+    return chosen
+
+
+@app.command()
+def run(
+    mode: list[str] = typer.Option(["hybrid"], "--mode", "-m", help="gui, mcp or hybrid (repeatable)"),
+    app_id: list[str] = typer.Option([], "--app", help="run all tasks of an app (repeatable)"),
+    task: list[str] = typer.Option([], "--task", "-t", help="run one task, e.g. anki/161 (repeatable)"),
+    agent: str = typer.Option("oracle", help="oracle, null, claude or command"),
+    trials: int = typer.Option(1, min=1),
+    out: Optional[Path] = typer.Option(None, help="run directory (default runs/<time>-<agent>)"),
+    no_bash: bool = typer.Option(False, "--no-bash", help="drop the bash and edit tools"),
+    tools: Optional[str] = typer.Option(None, help="comma-separated tool names to keep (after the mode filter)"),
+    timeout: Optional[float] = typer.Option(None, help="seconds per trial (default: the task's)"),
+    max_steps: Optional[int] = typer.Option(None, help="agent step cap (default: the task's)"),
+    model: Optional[str] = typer.Option(None, help="model for the claude agent"),
+    agent_command: Optional[str] = typer.Option(None, "--command", help="argv for the command agent; {prompt} is one slot"),
+):
+    """Run tasks with an agent and print SR and KSCR per task and overall."""
+    from mcpworld.runner import plan, run_all
+    from mcpworld.trial import TrialOptions
+
+    for m in mode:
+        if m not in ("gui", "mcp", "hybrid"):
+            err.print(f"[red]error[/red] --mode '{m}' is not one of gui, mcp, hybrid")
+            raise typer.Exit(2)
+    _, tasks = _load()
+    chosen = _select(tasks, task, app_id)
+    opts = TrialOptions(no_bash=no_bash, tools=frozenset(t.strip() for t in tools.split(",")) if tools else None,
+                        timeout=timeout, max_steps=max_steps)
+    agent_options = {}
+    if agent == "claude" and model:
+        agent_options["model"] = model
+    if agent == "command":
+        if not agent_command:
+            err.print("[red]error[/red] --agent command needs --command 'ARGV with {prompt}'")
+            raise typer.Exit(2)
+        agent_options["command"] = agent_command
+    out = out or paths.ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{agent}"
+    total = len(plan(chosen, mode, trials))
+    if total == 0:
+        err.print("[red]error[/red] nothing to run: no selected task declares the chosen mode(s)")
+        raise typer.Exit(2)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=False) as progress:
+        bar = progress.add_task("starting", total=total)
+
+        def on_start(label: str) -> None:
+            progress.update(bar, description=label)
+
+        def on_trial(result, done, total_) -> None:
+            mark = "[green]pass[/green]" if result.success else f"[red]fail[/red] ({result.failure})"
+            progress.console.print(f"{result.task} {result.mode} #{result.trial}: {mark} "
+                                   f"kscr={result.kscr:.2f} {result.timings.total_s:.1f}s", highlight=False)
+            progress.advance(bar)
+
+        try:
+            summary = asyncio.run(run_all(chosen, mode, agent, out, trials, opts, agent_options, on_trial, on_start))
+        except MCPWorldError as e:
+            err.print(f"[red]error[/red] {e}")
+            raise typer.Exit(1)
+    _print_summary(json.loads(summary.model_dump_json()))
+    console.print(f"results: {out}")
+
+
+def _print_summary(summary: dict) -> None:
+    table = Table(title=f"agent={summary['agent']} modes={','.join(summary['modes'])}"
+                        f"{' no-bash' if summary['no_bash'] else ''}")
+    for col in ("task", "mode", "trials", "SR", "KSCR"):
+        table.add_column(col, justify="left" if col in ("task", "mode") else "right")
+    for key, s in summary["per_task"].items():
+        t, m = key.rsplit(":", 1)
+        table.add_row(t, m, str(s["trials"]), f"{s['sr']:.2%}", f"{s['kscr']:.2%}")
+    table.add_section()
+    for m, s in summary["per_mode"].items():
+        table.add_row("all", m, str(s["trials"]), f"{s['sr']:.2%}", f"{s['kscr']:.2%}")
+    table.add_row("[b]overall[/b]", "", str(summary["trials"]), f"[b]{summary['sr']:.2%}[/b]", f"[b]{summary['kscr']:.2%}[/b]")
+    console.print(table)
+    if summary.get("failures"):
+        console.print("failures: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["failures"].items())))
+
+
+@app.command()
+def report(run_dir: Path, as_json: bool = typer.Option(False, "--json", help="print summary JSON")):
+    """Summarize a run directory (also one whose runner was killed midway)."""
+    from mcpworld.results import summarize
+    from mcpworld.runner import load_results
+
+    if not (run_dir / "trials").is_dir():
+        err.print(f"[red]error[/red] {run_dir} is not a run directory (no trials/)")
+        raise typer.Exit(2)
+    results = load_results(run_dir)
+    meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
+    summary = summarize(results, str(run_dir), meta.get("agent", "?"), meta.get("modes") or sorted({r.mode for r in results}),
+                        bool(meta.get("no_bash")))
+    if as_json:
+        print(summary.model_dump_json(indent=2))
+    else:
+        _print_summary(json.loads(summary.model_dump_json()))
+
+
+@tasks_app.command("list")
+def tasks_list(app_id: Optional[str] = typer.Option(None, "--app")):
+    """One line per task."""
+    _, tasks = _load()
+    table = Table()
+    for col in ("task", "template", "difficulty", "human steps", "key steps", "modes", "instruction"):
+        table.add_column(col)
+    for key, rt in tasks.items():
+        if app_id and rt.app.id != app_id:
+            continue
+        t = rt.task
+        table.add_row(key, str(t.template), t.difficulty, str(t.human_step_count), str(len(t.key_steps)),
+                      ",".join(t.modes), rt.instruction[:70] + ("..." if len(rt.instruction) > 70 else ""))
+    console.print(table)
+
+
+@tasks_app.command("validate")
+def tasks_validate(tasks_dir: Optional[Path] = typer.Option(None, "--tasks-dir")):
+    """Check every app and task; errors name the file, the field and the problem."""
+    apps, tasks = _load(tasks_dir)
+    console.print(f"ok: {len(apps)} app(s), {len(tasks)} task(s)")
+
+
+@tasks_app.command("show")
+def tasks_show(task_id: str):
+    """The resolved task: instruction, key steps, success, oracles."""
+    _, tasks = _load()
+    if task_id not in tasks:
+        err.print(f"[red]error[/red] unknown task '{task_id}'")
+        raise typer.Exit(2)
+    rt = tasks[task_id]
+    console.print(f"[b]{task_id}[/b] (template {rt.task.template}, {rt.task.difficulty}, "
+                  f"{rt.task.human_step_count} human steps)\n{rt.instruction}\n")
+    console.print_json(json.dumps(rt.raw))
+
+
+@app.command()
+def gateway(
+    task: str = typer.Option(..., "--task", "-t"),
+    mode: str = typer.Option("hybrid", "--mode", "-m"),
+    transport: str = typer.Option("stdio", help="stdio or http"),
+    port: int = typer.Option(0, help="HTTP port (default: a free one)"),
+    no_bash: bool = typer.Option(False, "--no-bash"),
+    out: Optional[Path] = typer.Option(None, help="trial directory for events, calls and the verdict"),
+):
+    """Bring up the task's environment and serve its tool list as an MCP server; evaluate when the client leaves."""
+    from mcpworld.serve import serve_task
+
+    _, tasks = _load()
+    rt = _select(tasks, [task], [])[0]
+    if transport not in ("stdio", "http"):
+        err.print("[red]error[/red] --transport must be stdio or http")
+        raise typer.Exit(2)
+    out = out or paths.ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-gateway"
+    result = asyncio.run(serve_task(rt, mode, no_bash, transport, port, out, err))
+    err.print(f"verdict: {'pass' if result.success else 'fail'} kscr={result.kscr:.2f} ({out})")
+
+
+if __name__ == "__main__":
+    app()

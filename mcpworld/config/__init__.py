@@ -1,0 +1,1 @@
+"""Config models for apps and tasks, and their loaders."""

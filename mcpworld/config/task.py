@@ -1,0 +1,101 @@
+"""A task: instruction template, parameters, starting snapshot, key steps, success and oracles."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mcpworld.config.app import CopySpec
+
+Mode = Literal["gui", "mcp", "hybrid"]
+MODES: tuple[Mode, ...] = ("gui", "mcp", "hybrid")
+Difficulty = Literal["Easy", "Medium", "Hard"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class KeyStep(_Model):
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    description: str = ""
+    event: str
+    source: Literal["probe", "frida", "fs", "query"] | None = None
+    where: dict[str, Any] = Field(default_factory=dict)
+    check: str | None = Field(default=None, description="'file.py:function' in the task folder, (event, params) -> bool")
+
+
+class Success(_Model):
+    key_steps: Literal["all"] | list[str] = "all"
+    state: dict[str, Any] = Field(default_factory=dict, description="predicate over the final state query payload")
+    check: str | None = Field(default=None, description="'file.py:function', (events, state, params) -> bool")
+
+
+class FileMilestone(_Model):
+    event: str = Field(pattern=r"^[a-z0-9_]+$")
+    path: str
+    kinds: list[Literal["create", "modify", "close_write", "delete", "move_to", "move_from", "attrib"]] = ["close_write"]
+
+
+class OracleStep(_Model):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Oracle(_Model):
+    mcp: list[OracleStep] | None = None
+    gui: list[OracleStep] | None = None
+
+
+class Task(_Model):
+    template: int = Field(description="template id in the MCPWorld paper's Appendix E")
+    app: str
+    instruction: str
+    params: dict[str, str | int | float] = Field(default_factory=dict)
+    difficulty: Difficulty
+    human_steps: int | None = Field(default=None, ge=0, description="defaults to the GUI oracle's action count")
+    grouped_human_steps: int | None = Field(default=None, ge=0)
+    modes: list[Mode] = Field(default_factory=lambda: list(MODES))
+    status: Literal["ready", "unavailable", "stub"] = "ready"
+    context_data: list[CopySpec] = Field(default_factory=list)
+    file_milestones: list[FileMilestone] = Field(default_factory=list)
+    key_steps: list[KeyStep] = Field(min_length=1)
+    success: Success = Success()
+    state_query: bool = True
+    timeout: float = Field(default=300.0, gt=0)
+    max_steps: int = Field(default=50, gt=0)
+    oracle: Oracle = Oracle()
+
+    # filled in by the loader
+    id: str = Field(default="", exclude=True)
+
+    @field_validator("key_steps")
+    @classmethod
+    def _unique_ids(cls, steps: list[KeyStep]) -> list[KeyStep]:
+        seen = set()
+        for s in steps:
+            if s.id in seen:
+                raise ValueError(f"duplicate key step id '{s.id}'")
+            seen.add(s.id)
+        return steps
+
+    @property
+    def human_step_count(self) -> int | None:
+        if self.human_steps is not None:
+            return self.human_steps
+        if self.oracle.gui:
+            return sum(1 for s in self.oracle.gui if s.args.get("action") not in ("screenshot", "wait", None))
+        return None
+
+    def oracle_for(self, mode: Mode) -> list[OracleStep] | None:
+        """hybrid replays the MCP solution where there is one, else the GUI one."""
+        if mode == "gui":
+            return self.oracle.gui
+        if mode == "mcp":
+            return self.oracle.mcp
+        return self.oracle.mcp or self.oracle.gui
+
+    def instruction_text(self) -> str:
+        from mcpworld.config.templating import expand
+        return expand(self.instruction, self.params)

@@ -1,0 +1,109 @@
+"""The interface every environment backend (local, docker) implements."""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    returncode: int | None  # None: killed at the timeout
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+
+class Environment(abc.ABC):
+    """One isolated desktop: a display, a window manager, a HOME sandbox and the processes in it."""
+
+    id: str
+    width: int = 1280
+    height: int = 800
+
+    @property
+    @abc.abstractmethod
+    def display(self) -> str:
+        """The X display string the computer tool drives, e.g. ':7'."""
+
+    @property
+    @abc.abstractmethod
+    def home(self) -> str:
+        """HOME inside the environment (the agent's and the app's)."""
+
+    @property
+    @abc.abstractmethod
+    def env_dir(self) -> str:
+        """A private folder for mcpworld's own files (run config, logs), outside HOME."""
+
+    @abc.abstractmethod
+    async def open(self) -> None:
+        """Start the display and the window manager."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Kill every process this environment spawned, free the display, delete its folders."""
+
+    @abc.abstractmethod
+    async def restore(self, source: Path, target: str) -> None:
+        """Make `target` an exact copy of `source` (rsync -a --delete semantics)."""
+
+    @abc.abstractmethod
+    async def spawn(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+                    stdin: int | None = None, stdout: int | None = None, stderr: int | None = None,
+                    log_name: str | None = None) -> asyncio.subprocess.Process:
+        """Start a process inside the environment (tracked, killed on close)."""
+
+    @abc.abstractmethod
+    def base_env(self) -> dict[str, str]:
+        """The variables every process in the environment gets (HOME, DISPLAY, ...)."""
+
+    async def exec(self, argv: list[str], timeout: float = 60.0, env: dict[str, str] | None = None) -> ExecResult:
+        proc = await self.spawn(argv, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        except asyncio.TimeoutError:
+            proc.kill()
+            out, err = await proc.communicate()
+            return ExecResult(None, out.decode(errors="replace"), err.decode(errors="replace"), timed_out=True)
+        return ExecResult(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    # File access for the edit tool. The local backend reads the host filesystem directly;
+    # container backends override these.
+    async def read_text(self, path: str) -> str:
+        return Path(path).read_text()
+
+    async def write_text(self, path: str, text: str) -> None:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+    async def path_kind(self, path: str) -> str | None:
+        p = Path(path)
+        return "dir" if p.is_dir() else "file" if p.exists() else None
+
+    async def list_dir(self, path: str, depth: int = 2) -> list[str]:
+        root = Path(path)
+        out = []
+        for p in sorted(root.rglob("*")):
+            rel = p.relative_to(root)
+            if len(rel.parts) <= depth and not any(part.startswith(".") for part in rel.parts):
+                out.append(str(p) + ("/" if p.is_dir() else ""))
+        return out
+
+    @abc.abstractmethod
+    async def wait_window(self, name_regex: str, timeout: float) -> int:
+        """Wait until a visible top-level window whose name matches is mapped; its id."""
+
+    @abc.abstractmethod
+    def alive(self, proc: asyncio.subprocess.Process) -> bool:
+        ...
+
+    async def __aenter__(self) -> Environment:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()

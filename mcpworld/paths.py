@@ -1,0 +1,12 @@
+"""Where the repository's data folders are. MCPWORLD_ROOT overrides the checkout root."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(os.environ.get("MCPWORLD_ROOT") or Path(__file__).resolve().parent.parent)
+APPS_DIR = ROOT / "apps"
+TASKS_DIR = ROOT / "tasks"
+SNAPSHOTS_DIR = ROOT / "snapshots"
+HOOKS_DIR = ROOT / "hooks"

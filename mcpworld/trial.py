@@ -1,0 +1,298 @@
+"""One trial: environment up, snapshot restored, app ready, gateway, agent, state query, verdict, teardown.
+
+Data flows one way: task config -> environment -> gateway/agent -> events -> evaluator -> result.
+Whatever happens to the agent, the state query and the verdict still run, and every event
+already recorded stays in events.jsonl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluator import events as ev
+from evaluator.fswatch import FileWatcher, Watch
+from evaluator.server import Evaluator
+from evaluator.verdict import Matcher
+from gateway.base import ToolProvider
+from gateway.mcp_provider import McpServerProvider
+from gateway.net import free_port
+from gateway.registry import CallLog, ToolFilter, ToolRegistry
+from gateway.tools.bash import BashTool
+from gateway.tools.computer import ComputerTool
+from gateway.tools.edit import EditTool
+from mcpworld import paths
+from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached
+from mcpworld.config.load import ResolvedTask
+from mcpworld.config.templating import expand
+from mcpworld.envs.base import Environment
+from mcpworld.envs.local import LocalEnvironment
+from mcpworld.errors import MCPWorldError
+from mcpworld.results import Timings, TrialResult
+
+PROBE_CONFIG_ENV = "MCPWORLD_PROBE_CONFIG"
+
+
+@dataclass
+class TrialOptions:
+    mode: str = "hybrid"
+    no_bash: bool = False
+    tools: frozenset[str] | None = None
+    timeout: float | None = None      # overrides the task's
+    max_steps: int | None = None
+    backend: str = "local"
+
+
+@dataclass
+class QueryContext:
+    """What an app's state query gets: where things are, and whether the app is still up."""
+
+    values: dict[str, str]
+    app_alive: bool
+    timeout: float
+
+
+def _load_query(rt: ResolvedTask):
+    sq = rt.app.state_query
+    path = rt.app.folder / sq.module
+    spec = importlib.util.spec_from_file_location(f"mcpworld_app_query_{rt.app.id}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.query
+
+
+def make_environment(backend: str) -> Environment:
+    if backend == "local":
+        return LocalEnvironment()
+    raise MCPWorldError(f"unknown backend '{backend}' (known: local)")
+
+
+class Trial:
+    def __init__(self, rt: ResolvedTask, agent: Agent, opts: TrialOptions, trial_dir: Path, trial_no: int = 0):
+        self.rt, self.agent, self.opts, self.dir, self.trial_no = rt, agent, opts, trial_dir, trial_no
+        self.run_id = uuid.uuid4().hex
+        self.timings = Timings()
+        self.failure: str | None = None
+        self.failure_detail = ""
+        self.app_proc = None
+        self.values: dict[str, str] = {}
+        self._probe_config_path: Path | None = None
+
+    def _fail(self, category: str, detail: str) -> None:
+        if self.failure is None:
+            self.failure, self.failure_detail = category, detail
+
+    # -- set-up --------------------------------------------------------------------
+    async def _reset(self, env: Environment, evaluator: Evaluator) -> None:
+        app = self.rt.app
+        ports = {name: free_port() for name in app.ports}
+        self.values = {"home": env.home, "env_dir": env.env_dir, "root": str(paths.ROOT), "python": sys.executable,
+                       **{f"port_{k}": str(v) for k, v in ports.items()}}
+        self.values.update({k: expand(v, self.values) for k, v in app.paths.items()})
+        for cd in self.rt.task.context_data:
+            await env.restore(paths.SNAPSHOTS_DIR / cd.from_, expand(cd.to, self.values))
+        for pf in app.probe_files:
+            await env.restore(paths.ROOT / pf.from_, expand(pf.to, self.values))
+        self._probe_config_path = Path(env.env_dir) / "probe-run.json"
+        self._probe_config = {"url": evaluator.url, "token": evaluator.token, "run_id": self.run_id, "app": app.id,
+                              "ports": ports}
+        self._write_probe_config()
+
+    def _write_probe_config(self) -> None:
+        tmp = self._probe_config_path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(self._probe_config, f)
+        os.replace(tmp, self._probe_config_path)
+
+    async def _launch(self, env: Environment, evaluator: Evaluator) -> None:
+        app = self.rt.app
+        argv = [expand(a, self.values) for a in app.launch.command]
+        launch_env = {k: expand(v, self.values) for k, v in app.launch.env.items()}
+        launch_env[PROBE_CONFIG_ENV] = str(self._probe_config_path)
+        self.app_proc = await env.spawn(argv, env=launch_env, log_name="app")
+        ready = asyncio.ensure_future(self._ready(env, evaluator))
+        died = asyncio.ensure_future(self.app_proc.wait())
+        done, _ = await asyncio.wait({ready, died}, timeout=app.ready.timeout, return_when=asyncio.FIRST_COMPLETED)
+        for f in (ready, died):
+            if f not in done:
+                f.cancel()
+        if ready in done:
+            ready.result()
+        elif died in done:
+            raise MCPWorldError(f"{app.name} exited with code {self.app_proc.returncode} before it was ready")
+        else:
+            what = "no window" if not evaluator.probe_connected.is_set() else "probe connected, but no window"
+            raise MCPWorldError(f"{app.name} was not ready within {app.ready.timeout:.0f}s ({what})")
+        if self._probe_config_path.exists():
+            # the probe must have consumed (read and deleted) the secret before the agent starts
+            raise MCPWorldError("the probe connected but did not delete its run config")
+
+    async def _ready(self, env: Environment, evaluator: Evaluator) -> None:
+        await env.wait_window(self.rt.app.ready.window_name, self.rt.app.ready.timeout)
+        if self.rt.app.ready.probe:
+            await evaluator.probe_connected.wait()
+
+    def _providers(self, env: Environment) -> list[ToolProvider]:
+        providers: list[ToolProvider] = [ComputerTool(env.display), BashTool(env), EditTool(env)]
+        base = env.base_env()
+        for name, srv in self.rt.app.mcp_servers.items():
+            cmd = [expand(a, self.values) for a in srv.command]
+            server_env = {**base, "PYTHONPATH": str(paths.ROOT), **{k: expand(v, self.values) for k, v in srv.env.items()}}
+            providers.append(McpServerProvider(name, cmd, server_env, cwd=str(paths.ROOT)))
+        return providers
+
+    # -- the trial -----------------------------------------------------------------
+    async def run(self) -> TrialResult:
+        rt, opts = self.rt, self.opts
+        self.dir.mkdir(parents=True, exist_ok=True)
+        t_start = time.perf_counter()
+        started = time.time()
+        evaluator = Evaluator(self.run_id, rt.app.id, self.dir / "events.jsonl")
+        matcher = Matcher(rt)
+        evaluator.subscribe(matcher.feed)
+        await evaluator.start()
+        env = make_environment(opts.backend)
+        watcher = None
+        registry = None
+        ctx = AgentContext(instruction=rt.instruction, mode=opts.mode, no_bash=opts.no_bash, tools=None, task=rt,
+                           max_steps=opts.max_steps or rt.task.max_steps)
+        state = None
+        ready = False
+        try:
+            t = time.perf_counter()
+            await env.open()
+            await self._reset(env, evaluator)
+            self.timings.reset_s = time.perf_counter() - t
+            if rt.task.file_milestones:
+                loop = asyncio.get_running_loop()
+                watcher = FileWatcher(
+                    [Watch(fm.event, expand(fm.path, self.values), tuple(fm.kinds)) for fm in rt.task.file_milestones],
+                    lambda name, payload: loop.call_soon_threadsafe(evaluator.record_internal, "fs", name, payload))
+                watcher.start()
+            t = time.perf_counter()
+            await self._launch(env, evaluator)
+            self.timings.app_ready_s = time.perf_counter() - t
+            ready = True
+            # an app the agent restarts gets the run config again, so its probe can authenticate
+            evaluator.subscribe(self._rearm_on_disconnect)
+            t = time.perf_counter()
+            registry = ToolRegistry(self._providers(env), ToolFilter(opts.mode, opts.no_bash, opts.tools),
+                                    CallLog(self.dir / "tool_calls.jsonl"))
+            await registry.start()
+            self.timings.gateway_s = time.perf_counter() - t
+            ctx.tools = registry
+            (self.dir / "tools.json").write_text(json.dumps([s.name for s in registry.specs()], indent=1))
+            t = time.perf_counter()
+            timeout = opts.timeout or rt.task.timeout
+            try:
+                await asyncio.wait_for(self.agent.run(ctx), timeout)
+            except asyncio.TimeoutError:
+                self._fail("exec_timeout", f"the agent did not finish within {timeout:.0f}s")
+            except StepCapReached as e:
+                self._fail("step_cap", str(e))
+            except AgentError as e:
+                self._fail("agent_error", str(e))
+            except Exception as e:  # an agent bug is the agent's failure, recorded; the trial goes on to evaluate
+                self._fail("agent_error", f"{type(e).__name__}: {e}")
+            self.timings.agent_s = time.perf_counter() - t
+        except MCPWorldError as e:
+            self._fail("setup_error", str(e))
+        except Exception as e:
+            self._fail("setup_error", f"{type(e).__name__}: {e}")
+        finally:
+            if ready and self.app_proc is not None and not env.alive(self.app_proc) and self.failure is None:
+                self._fail("app_crash", f"the app exited with code {self.app_proc.returncode} during the trial")
+            if ready and rt.app.state_query and rt.task.state_query:
+                t = time.perf_counter()
+                state = await self._query_state(env, evaluator)
+                self.timings.query_s = time.perf_counter() - t
+            if ready:
+                await self._final_screenshot(registry, env)
+            t = time.perf_counter()
+            if watcher:
+                watcher.stop()
+            if registry:
+                try:
+                    await registry.close()
+                except Exception as e:
+                    evaluator.record_internal("runner", ev.SOURCE_ERROR, {"error": str(e)})
+            self._save_logs(env)
+            await env.close()
+            await asyncio.sleep(0)  # let the probe's disconnect be recorded
+            await evaluator.stop()
+            self.timings.teardown_s = time.perf_counter() - t
+        self.timings.total_s = time.perf_counter() - t_start
+        return self._result(evaluator, matcher, state, ctx, registry, started)
+
+    def _rearm_on_disconnect(self, event) -> None:
+        if event.source == "runner" and event.name == ev.PROBE_DISCONNECTED and self._probe_config_path:
+            if self._probe_config_path.parent.exists():
+                self._write_probe_config()
+
+    async def _query_state(self, env: Environment, evaluator: Evaluator) -> dict | None:
+        sq = self.rt.app.state_query
+        alive = self.app_proc is not None and env.alive(self.app_proc)
+        try:
+            query = _load_query(self.rt)
+            payload = await asyncio.wait_for(asyncio.to_thread(query, QueryContext(self.values, alive, sq.timeout)),
+                                             sq.timeout + 5)
+        except Exception as e:
+            evaluator.record_internal("runner", ev.SOURCE_ERROR, {"source": "query", "error": f"{type(e).__name__}: {e}"})
+            self._fail("probe_error", f"state query failed: {type(e).__name__}: {e}")
+            return None
+        evaluator.record_internal("query", sq.event, payload)
+        return payload
+
+    async def _final_screenshot(self, registry, env) -> None:
+        try:
+            from gateway.screen import Screen
+            screen = Screen(env.display)
+            try:
+                (self.dir / "final.png").write_bytes(await asyncio.to_thread(screen.png))
+            finally:
+                screen.close()
+        except Exception as e:  # a missing final screenshot must not cost the verdict
+            (self.dir / "final.png.error").write_text(repr(e))
+
+    def _save_logs(self, env: Environment) -> None:
+        logs = getattr(env, "logs_dir", None)
+        if logs and Path(logs).is_dir():
+            dest = self.dir / "logs"
+            dest.mkdir(exist_ok=True)
+            for f in Path(logs).iterdir():
+                try:
+                    data = f.read_bytes()
+                    (dest / f.name).write_bytes(data[-200_000:])
+                except OSError:
+                    pass
+
+    def _result(self, evaluator, matcher, state, ctx, registry, started) -> TrialResult:
+        rt = self.rt
+        events = evaluator.log.events
+        verdict = matcher.verdict(events, state)
+        forgeries = sum(1 for e in events if e.name == ev.FORGERY)
+        # Only the app's milestones and the final state decide; an agent that crashed or timed out
+        # after doing the work still succeeds. A trial whose set-up failed never does.
+        success = verdict.success and self.failure != "setup_error"
+        failure = None if success else self.failure
+        if not success and failure is None:
+            failure = "suspected_forgery" if forgeries else "evaluated_failed"
+            self.failure_detail = verdict.reason
+        log = registry.log if registry else None
+        result = TrialResult(
+            task=rt.key, template=rt.task.template, app=rt.app.id, mode=self.opts.mode, no_bash=self.opts.no_bash,
+            agent=self.agent.name, trial=self.trial_no, run_id=self.run_id, difficulty=rt.task.difficulty,
+            human_steps=rt.task.human_step_count, success=success, kscr=verdict.kscr, verdict=verdict,
+            failure=failure, failure_detail=self.failure_detail, forgeries=forgeries, steps=ctx.steps,
+            tool_calls=log.count if log else 0, tool_calls_by_kind=dict(log.by_kind) if log else {},
+            usage=ctx.usage, timings=self.timings, started=started)
+        (self.dir / "result.json").write_text(result.model_dump_json(indent=2))
+        return result
