@@ -94,6 +94,7 @@ class Trial:
         app = self.rt.app
         ports = {name: free_port() for name in app.ports}
         self.values = {"home": env.home, "env_dir": env.env_dir, "root": str(paths.ROOT), "python": sys.executable,
+                       "bindir": os.path.dirname(sys.executable),
                        **{f"port_{k}": str(v) for k, v in ports.items()}}
         self.values.update({k: expand(v, self.values) for k, v in app.paths.items()})
         for cd in self.rt.task.context_data:

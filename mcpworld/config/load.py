@@ -20,7 +20,7 @@ from mcpworld.config.task import KeyStep, Task
 from mcpworld.config.templating import expand, expand_tree, placeholders
 from mcpworld.errors import ConfigError, ConfigErrors
 
-ENV_PLACEHOLDERS = ("home", "env_dir", "root", "python")
+ENV_PLACEHOLDERS = ("home", "env_dir", "root", "python", "bindir")
 
 
 @dataclass
@@ -167,6 +167,13 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
         except ConfigError as e:
             errors.append(e)
 
+    for kind in ("gui", "mcp"):
+        seq = getattr(task.oracle, kind)
+        for j, st in enumerate(seq or []):
+            try:
+                st.args = expand_tree(st.args, params)
+            except (KeyError, ValueError) as e:
+                errors.append(ConfigError(file, f"oracle.{kind}[{j}].args", f"unknown placeholder {e} (params: {', '.join(params)})"))
     mcp_prefixes = tuple(f"{name}__" for name in app.mcp_servers)
     for kind, seq in (("gui", task.oracle.gui), ("mcp", task.oracle.mcp)):
         for j, st in enumerate(seq or []):

@@ -99,7 +99,9 @@ class LocalEnvironment(Environment):
         self._procs.append(self._xvfb)
         self._display = f":{number}"
         if self._wm:
-            await self.spawn([_require("xfwm4"), "--compositor=off", "--sm-client-disable"], log_name="xfwm4")
+            # xfwm4 needs a session bus (xfconf); dbus-run-session gives it a private one
+            await self.spawn([_require("dbus-run-session"), "--", _require("xfwm4"), "--compositor=off",
+                              "--sm-client-disable"], log_name="xfwm4")
 
     def _log(self, name: str):
         f = open(self.logs_dir / f"{name}.log", "ab")

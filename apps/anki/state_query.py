@@ -1,0 +1,44 @@
+"""Anki's end-of-run state query: the whole collection as plain data.
+
+Through the add-on's bridge while Anki runs; from collection.anki2 with the `anki` library when
+Anki is gone (crashed, or closed by the agent) -- the file is only readable once Anki has let go.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import urllib.request
+from pathlib import Path
+
+STATE_PY = Path(__file__).resolve().parents[2] / "hooks" / "anki" / "mcpworld_probe" / "state.py"
+
+
+def _state_module():
+    spec = importlib.util.spec_from_file_location("mcpworld_anki_state", STATE_PY)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def query(ctx) -> dict:
+    if ctx.app_alive:
+        body = json.dumps({"method": "state", "params": {}}).encode()
+        url = f"http://127.0.0.1:{ctx.values['port_bridge']}"
+        req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=ctx.timeout) as resp:
+            reply = json.loads(resp.read())
+        if "error" in reply:
+            raise RuntimeError(f"bridge: {reply['error']}")
+        return {**reply["result"], "read_from": "bridge"}
+    from anki.collection import Collection
+
+    paths = sorted(Path(ctx.values["base"]).glob("*/collection.anki2"))
+    if not paths:
+        raise FileNotFoundError(f"no collection under {ctx.values['base']}")
+    col = Collection(str(paths[0]))
+    try:
+        st = _state_module()
+        return {**st.state(st.read(col)), "read_from": "file"}
+    finally:
+        col.close()

@@ -1,0 +1,103 @@
+"""mcpworld's Anki probe: an add-on that reports semantic milestones to the evaluator.
+
+After every collection operation (GUI or bridge), on undo, and on a slow poll of the
+collection's modification time, it re-reads the collection and diffs it against the last read:
+the differences become events (note_added, deck_removed, card_suspended, config_changed, ...).
+It also serves the bridge the Anki MCP server talks to. Outside mcpworld (no run config) it
+does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+
+from . import probe_client
+
+_cfg = probe_client.read_config()  # read and delete the one-time run config before anything else
+
+if _cfg is not None:
+    from aqt import gui_hooks, mw
+
+    from . import bridge
+    from . import state as anki_state
+
+    _client: probe_client.ProbeClient | None = None
+    _last: dict | None = None
+    _last_mod = None
+    _lock = threading.Lock()
+
+    def _emit(name: str, payload: dict) -> None:
+        if _client is not None:
+            _client.emit(name, payload)
+
+    def _error(where: str) -> None:
+        _emit("probe_error", {"where": where, "trace": traceback.format_exc()[-3000:]})
+
+    def _rescan(trigger: str, handler=None, extra: dict | None = None) -> None:
+        """Diff the collection against the last read and emit what changed (main thread only)."""
+        global _last, _last_mod
+        col = mw.col
+        if col is None:
+            return
+        with _lock:
+            new = anki_state.read(col)
+            _last_mod = col.mod
+            if _last is not None:
+                via = "bridge" if handler is bridge.BRIDGE else "gui"
+                label = col.undo_status().undo
+                for name, payload in anki_state.diff(_last, new):
+                    _emit(name, {**payload, "trigger": trigger, "via": via, "op": label, **(extra or {})})
+            _last = new
+
+    def _on_collection_loaded(col) -> None:
+        global _client
+        try:
+            _rescan("collection_did_load")
+            if _client is None:
+                _client = probe_client.ProbeClient.from_config(_cfg)
+                bridge.serve(int(_cfg["ports"]["bridge"]), after_call=_after_bridge_call)
+            _emit("collection_loaded", {"path": col.path, "profile": mw.pm.name if mw.pm else None})
+        except Exception:
+            _error("collection_did_load")
+
+    def _after_bridge_call(method: str) -> None:
+        if method == "state" and _client is not None:
+            _client.flush(5.0)  # every milestone reaches the evaluator before the final state does
+
+    def _on_op(changes, handler) -> None:
+        try:
+            if any(getattr(changes, f.name) for f in changes.DESCRIPTOR.fields):
+                _rescan("operation_did_execute", handler)
+        except Exception:
+            _error("operation_did_execute")
+
+    def _on_undo(out) -> None:
+        try:
+            _emit("undo", {"operation": out.operation})
+        except Exception:
+            _error("state_did_undo")
+
+    def _poll() -> None:
+        # Safety net for writes that bypass the operation hooks (legacy direct calls).
+        try:
+            if mw.col is not None and mw.col.mod != _last_mod:
+                _rescan("poll")
+        except Exception:
+            _error("poll")
+
+    def _on_close() -> None:
+        try:
+            _emit("profile_closing", {})
+            if _client is not None:
+                _client.flush(2.0)
+        except Exception:
+            pass
+
+    gui_hooks.collection_did_load.append(_on_collection_loaded)
+    gui_hooks.operation_did_execute.append(_on_op)
+    gui_hooks.state_did_undo.append(_on_undo)
+    gui_hooks.profile_will_close.append(_on_close)
+    gui_hooks.main_window_did_init.append(lambda: mw.progress.timer(1000, _poll, True, requiresCollection=True, parent=mw))
+    os.environ.pop(probe_client.CONFIG_ENV, None)

@@ -1,0 +1,1 @@
+"""MCP servers for the apps, written with the `mcp` SDK."""

@@ -1,0 +1,3 @@
+from mcp_servers.anki.server import main
+
+main()

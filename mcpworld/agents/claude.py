@@ -1,0 +1,134 @@
+"""The reference agent: Claude through the `anthropic` SDK, with the gateway's tools.
+
+GUI, bash and edit tools are declared with Anthropic's computer-use tool types (computer_20250124,
+bash_20250124, text_editor_20250124); every MCP tool is an ordinary tool with its JSON schema.
+Temperature 0; a step cap; token usage summed; old screenshots pruned from the history.
+ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY are read by the SDK as usual.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached, register
+
+BETA = "computer-use-2025-01-24"
+EDITOR_API_NAME = "str_replace_editor"  # the name text_editor_20250124 requires
+KEEP_SCREENSHOTS = 3
+
+_BASE = ("You operate a Linux desktop (XFCE on a virtual display) to complete the user's task in the "
+         "application that is already open. Work step by step: observe, act, check the result. "
+         "When the task is done, reply with a short summary and no tool call.")
+PROMPTS = {
+    ("gui", False): _BASE + " You can see the screen with screenshots and use the mouse and keyboard. You can also "
+                            "run shell commands with the bash tool and edit files with the editor tool.",
+    ("hybrid", False): _BASE + " You can use the mouse, keyboard and screenshots, the bash and editor tools, and the "
+                               "application's own tools (MCP). Prefer an application tool where one fits; fall back to "
+                               "the GUI where none does.",
+    ("mcp", False): _BASE + " You cannot see or click the screen. Use the application's own tools (MCP); you may also "
+                            "run shell commands with the bash tool and edit files with the editor tool.",
+    ("gui", True): _BASE + " You can see the screen with screenshots and use the mouse and keyboard. There is no shell.",
+    ("hybrid", True): _BASE + " You can use the mouse, keyboard and screenshots, and the application's own tools (MCP). "
+                              "There is no shell.",
+    ("mcp", True): _BASE + " You cannot see or click the screen and have no shell. Use only the application's own "
+                           "tools (MCP).",
+}
+
+
+def system_prompt(mode: str, no_bash: bool) -> str:
+    return PROMPTS[(mode, no_bash)]
+
+
+def api_tools(specs) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Tool declarations for the Messages API, and api name -> gateway name."""
+    tools, names = [], {}
+    for s in specs:
+        if s.name == "computer":
+            tools.append({"type": "computer_20250124", "name": "computer", "display_number": 1,
+                          "display_width_px": s.annotations["display_width_px"],
+                          "display_height_px": s.annotations["display_height_px"]})
+            names["computer"] = s.name
+        elif s.name == "bash":
+            tools.append({"type": "bash_20250124", "name": "bash"})
+            names["bash"] = s.name
+        elif s.kind == "edit":
+            tools.append({"type": "text_editor_20250124", "name": EDITOR_API_NAME})
+            names[EDITOR_API_NAME] = s.name
+        else:
+            tools.append({"name": s.name, "description": s.description[:1024], "input_schema": s.input_schema})
+            names[s.name] = s.name
+    return tools, names
+
+
+def to_blocks(result) -> list[dict[str, Any]]:
+    blocks = []
+    for c in result.content:
+        if c.get("type") == "text":
+            blocks.append({"type": "text", "text": c["text"]})
+        elif c.get("type") == "image":
+            blocks.append({"type": "image", "source": {"type": "base64", "media_type": c.get("mimeType", "image/png"),
+                                                       "data": c["data"]}})
+        else:
+            blocks.append({"type": "text", "text": str(c)})
+    return blocks or [{"type": "text", "text": "(no output)"}]
+
+
+def prune_screenshots(messages: list[dict[str, Any]], keep: int = KEEP_SCREENSHOTS) -> None:
+    """Replace all but the newest `keep` images in tool results with a short note."""
+    seen = 0
+    for msg in reversed(messages):
+        if msg["role"] != "user" or not isinstance(msg["content"], list):
+            continue
+        for block in msg["content"]:
+            if block.get("type") != "tool_result" or not isinstance(block.get("content"), list):
+                continue
+            for i, item in enumerate(block["content"]):
+                if item.get("type") == "image":
+                    seen += 1
+                    if seen > keep:
+                        block["content"][i] = {"type": "text", "text": "[older screenshot removed]"}
+
+
+@register
+class ClaudeAgent(Agent):
+    name = "claude"
+
+    def __init__(self, model: str = "claude-sonnet-4-5", max_tokens: int = 4096, base_url: str | None = None,
+                 api_key: str | None = None):
+        self.model, self.max_tokens = model, max_tokens
+        self.base_url, self.api_key = base_url, api_key
+
+    async def run(self, ctx: AgentContext) -> None:
+        import anthropic
+
+        client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key=self.api_key, max_retries=2)
+        tools, names = api_tools(ctx.tools.specs())
+        ctx.usage.model = self.model
+        messages: list[dict[str, Any]] = [{"role": "user", "content": ctx.instruction}]
+        ctx.messages = messages
+        try:
+            for _turn in range(ctx.max_steps):
+                prune_screenshots(messages)
+                reply = await client.beta.messages.create(
+                    model=self.model, max_tokens=self.max_tokens, temperature=0,
+                    system=system_prompt(ctx.mode, ctx.no_bash), tools=tools, messages=messages, betas=[BETA])
+                ctx.usage.add(reply.usage)
+                content = [b.model_dump(exclude_none=True) for b in reply.content]
+                messages.append({"role": "assistant", "content": content})
+                uses = [b for b in reply.content if b.type == "tool_use"]
+                if not uses:
+                    ctx.final_text = " ".join(b.text for b in reply.content if b.type == "text")
+                    return
+                results = []
+                for use in uses:
+                    ctx.steps += 1
+                    gateway_name = names.get(use.name, use.name)
+                    result = await ctx.tools.call(gateway_name, dict(use.input or {}))
+                    results.append({"type": "tool_result", "tool_use_id": use.id, "content": to_blocks(result),
+                                    "is_error": result.is_error})
+                messages.append({"role": "user", "content": results})
+        except anthropic.APIError as e:
+            raise AgentError(f"Anthropic API error: {e}") from None
+        finally:
+            await client.close()
+        raise StepCapReached(f"no final answer within {ctx.max_steps} turns")
