@@ -6,7 +6,7 @@ literal (equality) or a mapping of operators, each starting with `$`:
     {"fields.Front": "hello", "tags": {"$contains": "quote"},
      "notes": {"$any": {"deck": "Default", "fields.Back": {"$regex": "^x=1$"}}}}
 
-Operators: $eq $ne $in $nin $gt $gte $lt $lte $contains $icontains $regex $exists
+Operators: $eq $ne $in $nin $gt $gte $lt $lte $contains $icontains $regex $not $exists
 $len (a spec applied to the length), $any / $all / $none (a where applied to list items),
 $count (a spec applied to the number of list items matching a where: {"$count": {"where": W, "is": S}}).
 Everything is checked when the task loads (`compile_where`), not when the first event arrives.
@@ -100,6 +100,9 @@ def compile_spec(spec: Any, path: str) -> Pred:
                 except (re.error, TypeError) as e:
                     raise PredicateError(where, f"bad regular expression: {e}") from None
                 preds.append(lambda v, r=rx: isinstance(v, str) and r.search(v) is not None)
+            case "$not":
+                inner = compile_spec(arg, where)
+                preds.append(lambda v, p=inner: not p(v))
             case "$exists":
                 preds.append(lambda v, a=bool(arg): (v is not _MISSING) == a)
             case "$len":
@@ -120,7 +123,7 @@ def compile_spec(spec: Any, path: str) -> Pred:
 
 
 OPERATORS = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$contains", "$icontains",
-             "$regex", "$exists", "$len", "$any", "$all", "$none", "$count")
+             "$regex", "$not", "$exists", "$len", "$any", "$all", "$none", "$count")
 
 
 def compile_where(where: Any, path: str = "where") -> Pred:

@@ -20,6 +20,8 @@ from mcpworld.errors import ConfigErrors, MCPWorldError
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="A white-box testbed for computer-use agents.")
 tasks_app = typer.Typer(no_args_is_help=True, help="List, validate and show tasks.")
 app.add_typer(tasks_app, name="tasks")
+apps_app = typer.Typer(no_args_is_help=True, help="List and install apps.")
+app.add_typer(apps_app, name="apps")
 console = Console()
 err = Console(stderr=True)
 
@@ -184,6 +186,40 @@ def tasks_show(task_id: str):
     console.print(f"[b]{task_id}[/b] (template {rt.task.template}, {rt.task.difficulty}, "
                   f"{rt.task.human_step_count} human steps)\n{rt.instruction}\n")
     console.print_json(json.dumps(rt.raw))
+
+
+@apps_app.command("list")
+def apps_list():
+    """The apps, whether each is installed here, and its task count."""
+    from mcpworld.install import is_installed
+
+    apps, tasks = _load()
+    table = Table()
+    for col in ("app", "name", "installed", "tasks", "MCP servers", "events"):
+        table.add_column(col)
+    for a in apps.values():
+        table.add_row(a.id, a.name, "yes" if is_installed(a) else "no", str(sum(rt.app.id == a.id for rt in tasks.values())),
+                      ", ".join(a.mcp_servers) or "-", str(len(a.events)))
+    console.print(table)
+
+
+@apps_app.command("install")
+def apps_install(app_id: list[str] = typer.Option([], "--app", help="default: every app")):
+    """Install the Debian and PyPI packages an app needs (skips what is already there)."""
+    from mcpworld.install import install_app, is_installed
+
+    apps = load_apps()
+    for a in apps.values():
+        if app_id and a.id not in app_id:
+            continue
+        if is_installed(a):
+            err.print(f"{a.id}: installed")
+            continue
+        install_app(a, log=lambda m: err.print(f"{a.id}: {m}"))
+        if not is_installed(a):
+            err.print(f"[red]error[/red] {a.id}: still not usable after installing")
+            raise typer.Exit(1)
+        err.print(f"{a.id}: installed")
 
 
 @app.command()

@@ -1,35 +1,37 @@
-"""`{name}` placeholders as in str.format (`{{` escapes), but resolved from a flat mapping."""
+"""`{name}` placeholders, with `{{` / `}}` as escapes for literal braces (as in str.format).
+
+Only `{identifier}` is a placeholder; any other brace is literal, so regular expressions
+(`\\{\\{c\\d+::`, `x{2,3}`) need no escaping. `{{front}}` is the literal text `{front}`.
+"""
 
 from __future__ import annotations
 
-import string
+import re
 from collections.abc import Mapping
 from typing import Any
 
-_FMT = string.Formatter()
+_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 
 def placeholders(template: str) -> list[str]:
-    """The placeholder names in a template; raises ValueError on unbalanced braces."""
-    return [name for _, name, _, _ in _FMT.parse(template) if name is not None]
+    """The placeholder names in a template, in order."""
+    return [m.group(1) for m in _TOKEN.finditer(template) if m.group(1)]
 
 
 def expand(template: str, values: Mapping[str, Any]) -> str:
     """Fill every placeholder; KeyError names the first unknown one."""
-    out = []
-    for literal, name, spec, conv in _FMT.parse(template):
-        out.append(literal)
+    def repl(m: re.Match) -> str:
+        name = m.group(1)
         if name is None:
-            continue
+            return m.group(0)[0]
         if name not in values:
             raise KeyError(name)
-        value = values[name]
-        out.append(format(value, spec or ""))
-    return "".join(out)
+        return str(values[name])
+    return _TOKEN.sub(repl, template)
 
 
 def expand_tree(obj: Any, values: Mapping[str, Any]) -> Any:
-    """expand() every string inside nested lists/dicts (keys too)."""
+    """expand() every string inside nested lists/dicts (keys too, except $operators)."""
     if isinstance(obj, str):
         return expand(obj, values)
     if isinstance(obj, list):

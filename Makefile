@@ -1,0 +1,38 @@
+# Two commands for a new user:  `make demo` (set up, then run the oracle over all Anki tasks)
+# and `make test` (set up, then run the test suite). Both install what is missing first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# Debian packages the core needs: a virtual X display, a window manager with its session bus,
+# libxdo for input, rsync for snapshot restores.
+DEBS   := xvfb xfwm4 dbus dbus-x11 libxdo3 xdotool rsync x11-utils procps imagemagick
+STAMP  := $(VENV)/.setup-done
+
+.PHONY: setup demo test snapshots clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml $(wildcard apps/*/app.toml)
+	@missing=$$(for p in $(DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "apt-get install $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/mcpworld apps install
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/mcpworld run --mode hybrid --app anki --agent oracle
+
+test: setup
+	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+snapshots: setup
+	$(BIN)/python snapshots/anki/build.py
+
+clean:
+	rm -rf $(VENV) runs
