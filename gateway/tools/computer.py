@@ -114,7 +114,7 @@ class ComputerTool(ToolProvider):
         import xdo
 
         x = self._xdo
-        win = xdo.CURRENTWINDOW
+        win = getattr(xdo.CURRENTWINDOW, "value", xdo.CURRENTWINDOW)  # the binding wants a plain int in places
         if a.action == "screenshot":
             return ToolResult.text("", await self.screenshot())
         if a.action == "cursor_position":

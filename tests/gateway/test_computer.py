@@ -1,0 +1,115 @@
+"""The computer tool on a real X display, driving a real Qt app."""
+
+import asyncio
+import base64
+import io
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from gateway.tools.computer import ComputerTool, target_size
+from mcpworld.envs.local import LocalEnvironment
+
+APP = Path(__file__).with_name("qt_echo_app.py")
+
+
+class Lines:
+    def __init__(self, stream):
+        self.stream, self.seen = stream, []
+
+    async def expect(self, predicate, timeout=10.0):
+        async def read():
+            while True:
+                for line in self.seen:
+                    if predicate(line):
+                        return line
+                raw = await self.stream.readline()
+                if not raw:
+                    raise AssertionError(f"app exited; saw {self.seen}")
+                self.seen.append(raw.decode().strip())
+        return await asyncio.wait_for(read(), timeout)
+
+
+@pytest.fixture
+async def echo(env):
+    proc = await env.spawn([sys.executable, str(APP)], stdout=asyncio.subprocess.PIPE,
+                           env={"QT_QPA_PLATFORM": "xcb"})
+    await env.wait_window("mcpworld-echo", 20)
+    tool = ComputerTool(env.display)
+    await tool.start()
+    await asyncio.sleep(0.5)
+    yield tool, Lines(proc.stdout)
+    await tool.close()
+
+
+def png_size(result):
+    img = result.images[0]
+    return Image.open(io.BytesIO(base64.b64decode(img["data"]))).size
+
+
+async def test_screenshot_and_cursor(echo):
+    tool, _ = echo
+    r = await tool.call("computer", {"action": "screenshot"})
+    assert not r.is_error and png_size(r) == (1280, 800)
+    await tool.call("computer", {"action": "mouse_move", "coordinate": [300, 200]})
+    r = await tool.call("computer", {"action": "cursor_position"})
+    assert r.texts == ["X=300,Y=200"]
+
+
+async def test_type_key_and_clicks_reach_the_app(echo):
+    tool, out = echo
+    r = await tool.call("computer", {"action": "type", "text": "hello world"})
+    assert not r.is_error and r.images  # actions return a screenshot
+    await out.expect(lambda l: l == "text:hello world")
+    await tool.call("computer", {"action": "key", "text": "Return"})
+    await out.expect(lambda l: l == "key:Return")
+    await tool.call("computer", {"action": "right_click", "coordinate": [640, 600]})
+    await out.expect(lambda l: l.startswith("press:RightButton:640,"))
+    await tool.call("computer", {"action": "double_click", "coordinate": [640, 600]})
+    await out.expect(lambda l: l == "double")
+    await tool.call("computer", {"action": "scroll", "coordinate": [640, 600], "scroll_direction": "down", "scroll_amount": 2})
+    await out.expect(lambda l: l == "wheel:down")
+    await tool.call("computer", {"action": "left_mouse_down", "coordinate": [100, 700]})
+    await tool.call("computer", {"action": "left_mouse_up"})
+    await out.expect(lambda l: l.startswith("press:LeftButton:100,"))
+
+
+@pytest.mark.parametrize("args,problem", [
+    ({"action": "left_click_drag", "coordinate": [1, 1]}, "start_coordinate"),
+    ({"action": "type"}, "needs text"),
+    ({"action": "mouse_move", "coordinate": [5000, 1]}, "outside"),
+    ({"action": "fly"}, "action"),
+    ({"action": "wait"}, "duration"),
+    ({"action": "scroll", "coordinate": [1, 1]}, "scroll_direction"),
+])
+async def test_bad_arguments_are_errors_the_agent_sees(echo, args, problem):
+    tool, _ = echo
+    r = await tool.call("computer", args)
+    assert r.is_error and problem in r.texts[0]
+
+
+def test_model_size_for_large_screens():
+    assert target_size(1280, 800) == (1280, 800)
+    assert target_size(1920, 1200) == (1280, 800)
+    assert target_size(2560, 1440) == (1366, 768)
+    assert target_size(1600, 1200) == (1024, 768)
+
+
+async def test_coordinates_are_scaled_on_a_large_screen():
+    big = LocalEnvironment(width=1920, height=1200, window_manager=False)
+    await big.open()
+    tool = ComputerTool(big.display)
+    try:
+        await tool.start()
+        assert tool.specs()[0].annotations == {"display_width_px": 1280, "display_height_px": 800}
+        r = await tool.call("computer", {"action": "mouse_move", "coordinate": [640, 400]})
+        assert png_size(r) == (1280, 800)
+        import xdo
+        loc = xdo.Xdo(big.display).get_mouse_location()
+        assert (loc.x, loc.y) == (960, 600)
+        assert (await tool.call("computer", {"action": "cursor_position"})).texts == ["X=640,Y=400"]
+    finally:
+        await tool.close()
+        await big.close()

@@ -1,0 +1,74 @@
+"""The registry: providers in, one list out; modes and ablations as filters; MCP passthrough; the call log."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gateway.mcp_provider import McpServerProvider
+from gateway.registry import CallLog, ToolFilter, ToolRegistry
+from gateway.tools.bash import BashTool
+from gateway.tools.computer import ComputerTool
+from gateway.tools.edit import EditTool
+
+SERVER = Path(__file__).with_name("sample_mcp_server.py")
+
+
+def real_providers(env):
+    return [ComputerTool(env.display), BashTool(env), EditTool(env),
+            McpServerProvider("anki", [sys.executable, str(SERVER)], env={}, call_timeout=20)]
+
+
+@pytest.mark.parametrize("flt,expected", [
+    (ToolFilter("gui"), {"computer", "bash", "str_replace_based_edit_tool"}),
+    (ToolFilter("mcp"), {"anki__echo", "anki__picture", "anki__fail", "bash", "str_replace_based_edit_tool"}),
+    (ToolFilter("hybrid"), {"computer", "bash", "str_replace_based_edit_tool", "anki__echo", "anki__picture", "anki__fail"}),
+    (ToolFilter("hybrid", no_bash=True), {"computer", "anki__echo", "anki__picture", "anki__fail"}),
+    (ToolFilter("mcp", no_bash=True), {"anki__echo", "anki__picture", "anki__fail"}),
+    (ToolFilter("hybrid", only=frozenset({"computer", "anki__undo"})), {"computer", "anki__undo"}),
+    (ToolFilter("hybrid", only=frozenset({"anki"})), {"anki__echo", "anki__picture", "anki__fail"}),
+])
+async def test_mode_filters(env, flt, expected):
+    reg = ToolRegistry(real_providers(env), flt)
+    await reg.start()
+    assert {s.name for s in reg.specs()} == expected
+    await reg.close()
+
+
+async def test_tools_naming_nothing_available_is_an_error(env):
+    reg = ToolRegistry(real_providers(env), ToolFilter("gui", only=frozenset({"anki__fail"})))
+    with pytest.raises(ValueError, match="anki__fail"):
+        await reg.start()
+    await reg.close()
+
+
+async def test_unknown_tool_and_call_log(env, tmp_path):
+    reg = ToolRegistry(real_providers(env), ToolFilter("gui"), CallLog(tmp_path / "calls.jsonl"))
+    await reg.start()
+    assert (await reg.call("bash", {"command": "echo x"})).texts == ["x\n"]
+    r = await reg.call("anki__echo", {"text": "x"})  # exists, but not in gui mode
+    assert r.is_error and "unknown tool" in r.texts[0]
+    await reg.close()
+    rows = [json.loads(l) for l in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [(r["tool"], r["kind"], r["is_error"]) for r in rows] == [("bash", "bash", False), ("anki__echo", "unknown", True)]
+    assert rows[0]["args"] == {"command": "echo x"} and rows[0]["duration_s"] >= 0
+
+
+async def test_mcp_server_tools_are_namespaced_and_passed_through():
+    provider = McpServerProvider("sample", [sys.executable, str(SERVER)], env={}, call_timeout=20)
+    reg = ToolRegistry([provider], ToolFilter("mcp"))
+    await reg.start()
+    try:
+        assert {s.name for s in reg.specs()} == {"sample__echo", "sample__picture", "sample__fail"}
+        assert [s.kind for s in reg.specs()] == ["mcp"] * 3
+        r = await reg.call("sample__echo", {"text": "hi"})
+        assert r.content == ({"type": "text", "text": "hi"},) and not r.is_error
+        r = await reg.call("sample__picture", {})
+        assert [c["type"] for c in r.content] == ["text", "image"] and r.images[0]["mimeType"] == "image/png"
+        r = await reg.call("sample__fail", {"reason": "no such deck"})
+        assert r.is_error and "no such deck" in r.texts[0]
+        r = await reg.call("sample__echo", {})  # argument validation by the server, passed through as isError
+        assert r.is_error
+    finally:
+        await reg.close()
