@@ -26,6 +26,7 @@ if _cfg is not None:
     _client: probe_client.ProbeClient | None = None
     _last: dict | None = None
     _last_mod = None
+    _undone: str | None = None  # the operation an undo just reverted, to label the changes it causes
     _lock = threading.Lock()
 
     def _emit(name: str, payload: dict) -> None:
@@ -37,7 +38,7 @@ if _cfg is not None:
 
     def _rescan(trigger: str, handler=None, extra: dict | None = None) -> None:
         """Diff the collection against the last read and emit what changed (main thread only)."""
-        global _last, _last_mod
+        global _last, _last_mod, _undone
         col = mw.col
         if col is None:
             return
@@ -46,7 +47,8 @@ if _cfg is not None:
             _last_mod = col.mod
             if _last is not None:
                 via = "bridge" if handler is bridge.BRIDGE else "gui"
-                label = col.undo_status().undo
+                label = f"Undo {_undone}" if _undone else col.undo_status().undo
+                _undone = None
                 for name, payload in anki_state.diff(_last, new):
                     _emit(name, {**payload, "trigger": trigger, "via": via, "op": label, **(extra or {})})
             _last = new
@@ -74,7 +76,9 @@ if _cfg is not None:
             _error("operation_did_execute")
 
     def _on_undo(out) -> None:
+        global _undone
         try:
+            _undone = out.operation
             _emit("undo", {"operation": out.operation})
         except Exception:
             _error("state_did_undo")
