@@ -52,6 +52,23 @@ class Evaluator:
     def subscribe(self, fn: Listener) -> None:
         self._listeners.append(fn)
 
+    async def wait_event(self, name: str, source: str | None = None) -> Event:
+        """The first recorded event with this name (and source), waiting for it if need be."""
+        def match(e: Event) -> bool:
+            return e.name == name and (source is None or e.source == source)
+        for e in self.log.events:
+            if match(e):
+                return e
+        found: asyncio.Future = asyncio.get_running_loop().create_future()
+        def listener(e: Event) -> None:
+            if match(e) and not found.done():
+                found.set_result(e)
+        self.subscribe(listener)
+        try:
+            return await found
+        finally:
+            self._listeners.remove(listener)
+
     async def start(self) -> None:
         self._server = await serve(self._handle, "127.0.0.1", 0, max_size=8 * 1024 * 1024)
         self.port = self._server.sockets[0].getsockname()[1]

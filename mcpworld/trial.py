@@ -136,10 +136,19 @@ class Trial:
             # the probe must have consumed (read and deleted) the secret before the agent starts
             raise MCPWorldError("the probe connected but did not delete its run config")
 
+    async def _timed_launch(self, env: Environment, evaluator: Evaluator) -> None:
+        t = time.perf_counter()
+        await self._launch(env, evaluator)
+        self.timings.app_ready_s = time.perf_counter() - t
+
     async def _ready(self, env: Environment, evaluator: Evaluator) -> None:
-        await env.wait_window(self.rt.app.ready.window_name, self.rt.app.ready.timeout)
-        if self.rt.app.ready.probe:
+        ready = self.rt.app.ready
+        await env.wait_window(ready.window_name, ready.timeout)
+        if ready.probe:
             await evaluator.probe_connected.wait()
+        if ready.event:
+            await evaluator.wait_event(ready.event)
+        await env.settle(ready.window_name, ready.settle, timeout=10.0)
 
     def _providers(self, env: Environment) -> list[ToolProvider]:
         providers: list[ToolProvider] = [ComputerTool(env.display), BashTool(env), EditTool(env)]
@@ -178,17 +187,21 @@ class Trial:
                     [Watch(fm.event, expand(fm.path, self.values), tuple(fm.kinds)) for fm in rt.task.file_milestones],
                     lambda name, payload: loop.call_soon_threadsafe(evaluator.record_internal, "fs", name, payload))
                 watcher.start()
-            t = time.perf_counter()
-            await self._launch(env, evaluator)
-            self.timings.app_ready_s = time.perf_counter() - t
-            ready = True
-            # an app the agent restarts gets the run config again, so its probe can authenticate
-            evaluator.subscribe(self._rearm_on_disconnect)
+            # The app launches while the tool providers (MCP servers) start: neither needs the other yet.
+            launch = asyncio.create_task(self._timed_launch(env, evaluator))
             t = time.perf_counter()
             registry = ToolRegistry(self._providers(env), ToolFilter(opts.mode, opts.no_bash, opts.tools),
                                     CallLog(self.dir / "tool_calls.jsonl"))
-            await registry.start()
+            try:
+                await registry.start()  # in this task: MCP clients must close in the task that opened them
+            except BaseException:
+                launch.cancel()
+                raise
             self.timings.gateway_s = time.perf_counter() - t
+            await launch
+            ready = True
+            # an app the agent restarts gets the run config again, so its probe can authenticate
+            evaluator.subscribe(self._rearm_on_disconnect)
             ctx.tools = registry
             (self.dir / "tools.json").write_text(json.dumps([s.name for s in registry.specs()], indent=1))
             t = time.perf_counter()

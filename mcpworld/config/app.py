@@ -29,6 +29,8 @@ class Launch(_Model):
 class Ready(_Model):
     window_name: str = Field(description="regular expression a mapped top-level window's name must match")
     probe: bool = Field(default=True, description="also wait for the app's probe to connect")
+    event: str | None = Field(default=None, description="also wait for this probe event (the UI is up)")
+    settle: float = Field(default=0.3, ge=0, description="then wait until the screen is unchanged this long")
     timeout: float = 60.0
 
 
@@ -83,6 +85,8 @@ def load_app(path: Path) -> AppConfig:
     if app.id != path.parent.name:
         raise ConfigError(path, "id", f"'{app.id}' differs from its folder name '{path.parent.name}'")
     app.folder = path.parent
+    if app.ready.event and app.ready.event not in app.events:
+        raise ConfigError(path, "ready.event", f"'{app.ready.event}' is not among the app's events")
     if app.state_query and not (app.folder / app.state_query.module).is_file():
         raise ConfigError(path, "state_query.module", f"no file {app.folder / app.state_query.module}")
     return app

@@ -98,6 +98,10 @@ class Environment(abc.ABC):
         """Wait until a visible top-level window whose name matches is mapped; its id."""
 
     @abc.abstractmethod
+    async def settle(self, name_regex: str, quiet: float, timeout: float) -> None:
+        """Wait until a window whose name matches has the focus, then until the screen is still."""
+
+    @abc.abstractmethod
     def alive(self, proc: asyncio.subprocess.Process) -> bool:
         ...
 

@@ -153,6 +153,33 @@ class LocalEnvironment(Environment):
             del x
         raise EnvironmentSetupError(f"no window matching /{name_regex}/ appeared within {timeout:.0f}s")
 
+    async def settle(self, name_regex: str, quiet: float, timeout: float) -> None:
+        import re
+
+        import xdo
+
+        from gateway.screen import Screen
+
+        x = xdo.Xdo(self.display)
+        screen = Screen(self.display)
+        pattern = re.compile(name_regex)
+
+        def focused() -> bool:
+            win = x.get_active_window()
+            name = x.get_window_name(win) if win else b""
+            return bool(pattern.search(name.decode(errors="replace") if isinstance(name, bytes) else str(name)))
+
+        try:
+            deadline = time.monotonic() + timeout
+            while not focused() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            interval = 0.05
+            await screen.settle(timeout=max(0.5, deadline - time.monotonic()), interval=interval,
+                                quiet=max(1, round(quiet / interval)))
+        finally:
+            screen.close()
+            del x
+
     async def close(self) -> None:
         if self._closed:
             return

@@ -68,6 +68,14 @@ if _cfg is not None:
         if method == "state" and _client is not None:
             _client.flush(5.0)  # every milestone reaches the evaluator before the final state does
 
+    _ui_ready_sent = False
+
+    def _on_deck_browser(_deck_browser) -> None:
+        global _ui_ready_sent
+        if not _ui_ready_sent and _client is not None:
+            _ui_ready_sent = True
+            _emit("ui_ready", {})
+
     def _on_op(changes, handler) -> None:
         try:
             if any(getattr(changes, f.name) for f in changes.DESCRIPTOR.fields):
@@ -103,5 +111,6 @@ if _cfg is not None:
     gui_hooks.operation_did_execute.append(_on_op)
     gui_hooks.state_did_undo.append(_on_undo)
     gui_hooks.profile_will_close.append(_on_close)
+    gui_hooks.deck_browser_did_render.append(_on_deck_browser)
     gui_hooks.main_window_did_init.append(lambda: mw.progress.timer(1000, _poll, True, requiresCollection=True, parent=mw))
     os.environ.pop(probe_client.CONFIG_ENV, None)
