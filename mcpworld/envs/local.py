@@ -165,8 +165,11 @@ class LocalEnvironment(Environment):
         pattern = re.compile(name_regex)
 
         def focused() -> bool:
-            win = x.get_active_window()
-            name = x.get_window_name(win) if win else b""
+            try:
+                win = x.get_active_window()
+                name = x.get_window_name(win) if win else b""
+            except xdo.XdoException:  # no active window yet
+                return False
             return bool(pattern.search(name.decode(errors="replace") if isinstance(name, bytes) else str(name)))
 
         try:
