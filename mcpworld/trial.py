@@ -165,11 +165,11 @@ class Trial:
         self.dir.mkdir(parents=True, exist_ok=True)
         t_start = time.perf_counter()
         started = time.time()
-        evaluator = Evaluator(self.run_id, rt.app.id, self.dir / "events.jsonl")
+        evaluator = self.evaluator = Evaluator(self.run_id, rt.app.id, self.dir / "events.jsonl")
         matcher = Matcher(rt)
         evaluator.subscribe(matcher.feed)
         await evaluator.start()
-        env = make_environment(opts.backend)
+        env = self.env = make_environment(opts.backend)
         watcher = None
         registry = None
         ctx = AgentContext(instruction=rt.instruction, mode=opts.mode, no_bash=opts.no_bash, tools=None, task=rt,
@@ -222,7 +222,7 @@ class Trial:
         except Exception as e:
             self._fail("setup_error", f"{type(e).__name__}: {e}")
         finally:
-            if ready and self.app_proc is not None and not env.alive(self.app_proc) and self.failure is None:
+            if ready and not self._app_running(env) and self.failure is None:
                 self._fail("app_crash", f"the app exited with code {self.app_proc.returncode} during the trial")
             if ready and rt.app.state_query and rt.task.state_query:
                 t = time.perf_counter()
@@ -246,6 +246,11 @@ class Trial:
         self.timings.total_s = time.perf_counter() - t_start
         return self._result(evaluator, matcher, state, ctx, registry, started)
 
+    def _app_running(self, env: Environment) -> bool:
+        """The app we launched is up, or one the agent restarted has its probe connected."""
+        launched = self.app_proc is not None and env.alive(self.app_proc)
+        return launched or bool(self.evaluator.connected_streams)
+
     def _rearm_on_disconnect(self, event) -> None:
         if event.source == "runner" and event.name == ev.PROBE_DISCONNECTED and self._probe_config_path:
             if self._probe_config_path.parent.exists():
@@ -253,7 +258,7 @@ class Trial:
 
     async def _query_state(self, env: Environment, evaluator: Evaluator) -> dict | None:
         sq = self.rt.app.state_query
-        alive = self.app_proc is not None and env.alive(self.app_proc)
+        alive = self._app_running(env)
         try:
             query = _load_query(self.rt)
             payload = await asyncio.wait_for(asyncio.to_thread(query, QueryContext(self.values, alive, sq.timeout)),

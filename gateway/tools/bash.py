@@ -82,7 +82,8 @@ class BashTool(ToolProvider):
     async def _run(self, command: str) -> ToolResult:
         sentinel = f"__mcpworld_done_{uuid.uuid4().hex}__"
         proc = self._proc
-        proc.stdin.write(f"{{ {command}\n}}; echo \"{sentinel}$?\"; echo \"{sentinel}\" >&2\n".encode())
+        # stdin from /dev/null: a command that reads stdin must not swallow the commands that follow
+        proc.stdin.write(f"{{ {command}\n}} < /dev/null; echo \"{sentinel}$?\"; echo \"{sentinel}\" >&2\n".encode())
         await proc.stdin.drain()
         try:
             out, code = await asyncio.wait_for(_read_until(proc.stdout, sentinel, with_code=True), self.timeout)

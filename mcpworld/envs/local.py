@@ -22,6 +22,29 @@ from mcpworld.envs.base import Environment
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 
 MARKER = "MCPWORLD_ENV"
+PREFIX = "mcpworld-env-"
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_runner() -> None:
+    """In the child before exec: get SIGKILL when the runner dies, so a killed runner leaves no desktop."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def sweep_stale(tmp: Path | None = None) -> list[Path]:
+    """Delete the folders of environments whose runner is gone (killed before its teardown)."""
+    removed = []
+    for d in Path(tmp or tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        try:
+            pid = int((d / "runner.pid").read_text())
+        except (OSError, ValueError):
+            continue
+        if not psutil.pid_exists(pid):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
 
 
 def _require(binary: str) -> str:
@@ -36,7 +59,9 @@ class LocalEnvironment(Environment):
         self.id = f"env-{uuid.uuid4().hex[:10]}"
         self.width, self.height = width, height
         self._wm = window_manager
-        self._root = Path(tempfile.mkdtemp(prefix=f"mcpworld-{self.id}-"))
+        sweep_stale()
+        self._root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{self.id[4:]}-"))
+        (self._root / "runner.pid").write_text(str(os.getpid()))
         self._home = self._root / "home"
         self._private = self._root / "private"
         self.logs_dir = self._private / "logs"
@@ -45,6 +70,7 @@ class LocalEnvironment(Environment):
         self._procs: list[asyncio.subprocess.Process] = []
         self._log_files: list = []
         self._display: str | None = None
+        self._bus: str | None = None
         self._xvfb: asyncio.subprocess.Process | None = None
         self._closed = False
 
@@ -71,37 +97,47 @@ class LocalEnvironment(Environment):
         keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
         return {**keep, "HOME": self.home, "DISPLAY": self._display or "", "USER": os.environ.get("USER", "root"),
                 "XDG_RUNTIME_DIR": str(self._private / "xdg-runtime"), "LANG": keep.get("LANG", "C.UTF-8"),
-                MARKER: self.id}
+                "DBUS_SESSION_BUS_ADDRESS": self._bus or "", "NO_AT_BRIDGE": "1", MARKER: self.id}
 
     # -- lifecycle ------------------------------------------------------------------
     async def open(self) -> None:
-        xvfb = _require("Xvfb")
         (self._private / "xdg-runtime").mkdir(mode=0o700, exist_ok=True)
-        read_fd, write_fd = os.pipe()
         try:
             # -displayfd: Xvfb picks a free display number itself and writes it to the pipe,
             # so parallel environments never race for a number.
-            self._xvfb = await asyncio.create_subprocess_exec(
-                xvfb, "-displayfd", str(write_fd), "-screen", "0", f"{self.width}x{self.height}x24",
-                "-nolisten", "tcp", "-noreset", "+extension", "XTEST",
-                pass_fds=(write_fd,), start_new_session=True, env={**os.environ, MARKER: self.id},
-                stdout=asyncio.subprocess.DEVNULL, stderr=self._log("xvfb"))
+            self._xvfb, number = await self._start_reporting(
+                [_require("Xvfb"), "-displayfd", "{fd}", "-screen", "0", f"{self.width}x{self.height}x24",
+                 "-nolisten", "tcp", "-noreset", "+extension", "XTEST"], "xvfb")
+            self._display = f":{int(number)}"
+            if self._wm:
+                # A session bus of the environment's own, a direct child of the runner (so it dies with
+                # it), shared by the window manager and the apps.
+                _, self._bus = await self._start_reporting(
+                    [_require("dbus-daemon"), "--session", "--nofork", "--print-address={fd}"], "dbus")
+                await self.spawn([_require("xfwm4"), "--compositor=off", "--sm-client-disable"], log_name="xfwm4")
+        except (asyncio.TimeoutError, ValueError, OSError) as e:
+            await self.close()
+            raise EnvironmentSetupError(f"the desktop did not start: {e!r}") from None
+
+    async def _start_reporting(self, argv: list[str], name: str) -> tuple[asyncio.subprocess.Process, str]:
+        """Start a daemon that reports where it listens on a pipe ({fd} in argv); that first line."""
+        read_fd, write_fd = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *[a.replace("{fd}", str(write_fd)) for a in argv], pass_fds=(write_fd,), start_new_session=True,
+                env={**os.environ, **self.base_env()}, preexec_fn=_die_with_runner,
+                stdout=asyncio.subprocess.DEVNULL, stderr=self._log(name))
+            self._procs.append(proc)
             os.close(write_fd)
             write_fd = -1
-            number = await asyncio.wait_for(asyncio.to_thread(_read_number, read_fd), timeout=15)
-        except (asyncio.TimeoutError, ValueError) as e:
-            await self.close()
-            raise EnvironmentSetupError(f"Xvfb did not report a display: {e!r}") from None
+            line = await asyncio.wait_for(asyncio.to_thread(_read_line, read_fd), timeout=15)
         finally:
             if write_fd >= 0:
                 os.close(write_fd)
             os.close(read_fd)
-        self._procs.append(self._xvfb)
-        self._display = f":{number}"
-        if self._wm:
-            # xfwm4 needs a session bus (xfconf); dbus-run-session gives it a private one
-            await self.spawn([_require("dbus-run-session"), "--", _require("xfwm4"), "--compositor=off",
-                              "--sm-client-disable"], log_name="xfwm4")
+        if not line:
+            raise ValueError(f"{name} exited without reporting (see its log)")
+        return proc, line
 
     def _log(self, name: str):
         f = open(self.logs_dir / f"{name}.log", "ab")
@@ -117,7 +153,7 @@ class LocalEnvironment(Environment):
             stdout = stdout if stdout is not None else log
             stderr = stderr if stderr is not None else log
         proc = await asyncio.create_subprocess_exec(
-            *argv, env=full_env, cwd=cwd or self.home, start_new_session=True,
+            *argv, env=full_env, cwd=cwd or self.home, start_new_session=True, preexec_fn=_die_with_runner,
             stdin=stdin if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=stdout if stdout is not None else asyncio.subprocess.DEVNULL,
             stderr=stderr if stderr is not None else asyncio.subprocess.DEVNULL)
@@ -188,7 +224,7 @@ class LocalEnvironment(Environment):
             return
         self._closed = True
         others = [p for p in self._procs if p is not self._xvfb]
-        await _terminate(others, self.id)
+        await _terminate(others, self.id, str(self._root))
         if self._xvfb is not None:
             await _terminate([self._xvfb], None)
         for f in self._log_files:
@@ -203,50 +239,72 @@ class LocalEnvironment(Environment):
         shutil.rmtree(self._root, ignore_errors=True)
 
 
-def _read_number(fd: int) -> int:
+def _read_line(fd: int) -> str:
     data = b""
     while not data.endswith(b"\n"):
-        chunk = os.read(fd, 64)
+        chunk = os.read(fd, 256)
         if not chunk:
             break
         data += chunk
-    return int(data.strip())
+    return data.decode().strip()
 
 
-def _marked(env_id: str) -> list[psutil.Process]:
+def _marked(env_id: str, root: str) -> list[psutil.Process]:
+    """Processes carrying the environment's marker variable or naming its folder (daemons that
+    cleared their environment, e.g. a D-Bus session daemon, still point into it)."""
     found = []
-    for p in psutil.process_iter(["pid"]):
+    for p in psutil.process_iter(["pid", "cmdline"]):
         try:
-            if p.pid != os.getpid() and p.environ().get(MARKER) == env_id:
+            if p.pid == os.getpid():
+                continue
+            if root in " ".join(p.info["cmdline"] or []) or p.environ().get(MARKER) == env_id:
                 found.append(p)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     return found
 
 
-async def _terminate(procs, env_id: str | None, grace: float = 3.0) -> None:
-    """SIGTERM the process groups (and marked stragglers), wait, then SIGKILL what is left."""
-    groups = set()
+def _tree(procs) -> list[psutil.Process]:
+    """The processes and all their descendants, taken before anything is signalled."""
+    out = []
     for p in procs:
         try:
-            groups.add(os.getpgid(p.pid))
+            parent = psutil.Process(p.pid)
+            out.append(parent)
+            out.extend(parent.children(recursive=True))
+        except psutil.NoSuchProcess:
+            continue
+    return out
+
+
+async def _terminate(procs, env_id: str | None, root: str = "", grace: float = 3.0) -> None:
+    """SIGTERM every process of ours (tree snapshot, process groups, marked stragglers),
+    wait for them, then SIGKILL what is left."""
+    victims = {p.pid: p for p in _tree(procs) + (_marked(env_id, root) if env_id else [])}
+    groups = set()
+    for pid in victims:
+        try:
+            groups.add(os.getpgid(pid))
         except ProcessLookupError:
             pass
+    groups.discard(os.getpgid(0))
+
     def signal_all(sig):
         for g in groups:
             try:
                 os.killpg(g, sig)
             except (ProcessLookupError, PermissionError):
                 pass
-        for sp in (_marked(env_id) if env_id else []):
+        for p in victims.values():
             try:
-                sp.send_signal(sig)
+                p.send_signal(sig)
             except psutil.Error:
                 pass
+
     signal_all(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        if all(p.returncode is not None for p in procs) and not (env_id and _marked(env_id)) and not _groups_alive(groups):
+        if not any(_running(p) for p in victims.values()) and not _groups_alive(groups):
             break
         await asyncio.sleep(0.05)
     else:
@@ -256,6 +314,13 @@ async def _terminate(procs, env_id: str | None, grace: float = 3.0) -> None:
             await asyncio.wait_for(p.wait(), 2)
         except asyncio.TimeoutError:
             pass
+
+
+def _running(p: psutil.Process) -> bool:
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _groups_alive(groups: set[int]) -> bool:

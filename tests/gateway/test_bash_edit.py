@@ -73,3 +73,13 @@ async def test_edit_tool_commands(env):
     r = await edit.call("str_replace_based_edit_tool", {"command": "view", "path": path, "view_range": [5, 9]})
     assert r.is_error
     await asyncio.sleep(0)
+
+
+async def test_commands_reading_stdin_do_not_hang_the_shell(env):
+    bash = BashTool(env, timeout=5)
+    try:
+        r = await bash.call("bash", {"command": "cat; echo after"})
+        assert r.texts[0].strip() == "after"
+        assert (await bash.call("bash", {"command": "echo next"})).texts[0].strip() == "next"
+    finally:
+        await bash.close()

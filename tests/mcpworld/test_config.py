@@ -1,0 +1,124 @@
+"""Task and app validation: every problem names the file, the field and what is wrong."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcpworld import paths
+from mcpworld.config.load import load_apps, load_task
+from mcpworld.errors import ConfigError, ConfigErrors
+
+GOOD = json.loads((paths.TASKS_DIR / "anki" / "161" / "task.json").read_text())
+
+
+def write_task(tmp_path, data, task_id="161"):
+    folder = tmp_path / "anki" / task_id
+    folder.mkdir(parents=True, exist_ok=True)
+    f = folder / "task.json"
+    f.write_text(data if isinstance(data, str) else json.dumps(data))
+    return f
+
+
+def errors_of(tmp_path, data):
+    f = write_task(tmp_path, data)
+    with pytest.raises((ConfigError, ConfigErrors)) as e:
+        load_task(f, load_apps())
+    errs = e.value.errors if isinstance(e.value, ConfigErrors) else [e.value]
+    assert all(x.file == str(f) for x in errs)
+    return {(x.field, x.problem) for x in errs}
+
+
+def mutate(**changes):
+    data = json.loads(json.dumps(GOOD))
+    for path, value in changes.items():
+        cur = data
+        keys = path.split("__")
+        for k in keys[:-1]:
+            cur = cur[int(k)] if k.isdigit() else cur[k]
+        last = keys[-1]
+        if value is ...:
+            del cur[last]
+        else:
+            cur[int(last) if last.isdigit() else last] = value
+    return data
+
+
+def test_the_real_tasks_load():
+    load_apps()
+    assert load_task(paths.TASKS_DIR / "anki" / "161" / "task.json", load_apps()).instruction.startswith("Add a Q&A")
+
+
+@pytest.mark.parametrize("changes,field,problem", [
+    ({"key_steps__0__event": "note_addd"}, "key_steps[0].event", "unknown 'note_addd'"),
+    ({"instruction": "Add {frnt}"}, "instruction", "unknown placeholder '{frnt}'"),
+    ({"context_data__0__from": "anki/nope"}, "context_data[0].from", "no snapshot at"),
+    ({"context_data__0__to": "{hom}/x"}, "context_data[0].to", "unknown placeholder '{hom}'"),
+    ({"difficulty": "Trivial"}, "difficulty", "Input should be"),
+    ({"key_steps": []}, "key_steps", "at least 1"),
+    ({"key_steps__0__where": {"fields.Front": {"$regx": "a"}}}, "key_steps[0].where.fields.Front.$regx", "unknown operator"),
+    ({"key_steps__0__where": {"deck": "{dek}"}}, "key_steps[0].where", "unknown placeholder"),
+    ({"success": {"key_steps": ["nope"]}}, "success.key_steps", "unknown key step 'nope'"),
+    ({"oracle__gui__0__args": {"action": "fly"}}, "oracle.gui[0].args.action", "unknown 'fly'"),
+    ({"oracle__mcp__0__tool": "zotero__add"}, "oracle.mcp[0].tool", "neither bash/edit nor a tool"),
+    ({"app": "gimp"}, "app", "unknown app 'gimp'"),
+    ({"timeout": -1}, "timeout", "greater than 0"),
+    ({"surprise": 1}, "surprise", "Extra inputs are not permitted"),
+    ({"oracle": {"gui": None, "mcp": None}}, "modes", "no oracle usable"),
+    ({"key_steps__0__check": "checks.py:fn"}, "key_steps[0].check", "must be 'file.py:function'"),
+])
+def test_malformed_task_names_file_field_and_problem(tmp_path, changes, field, problem):
+    found = errors_of(tmp_path, mutate(**changes))
+    assert any(f == field and problem in p for f, p in found), found
+
+
+def test_invalid_json_names_the_line(tmp_path):
+    found = errors_of(tmp_path, '{"template": 161,\n  "app": }')
+    assert any("line 2" in p for _, p in found)
+
+
+def test_python_check_module_is_loaded_and_its_errors_reported(tmp_path):
+    data = mutate(key_steps__0__check="checks.py:front_is_upper")
+    f = write_task(tmp_path, data)
+    (f.parent / "checks.py").write_text("def front_is_upper(payload, params):\n    return payload['fields']['Front'].isupper()\n")
+    rt = load_task(f, load_apps())
+    assert rt.steps[0].check({"fields": {"Front": "ABC"}}, {}) is True
+    (f.parent / "checks.py").write_text("def front_is_upper(:\n")
+    with pytest.raises(ConfigErrors) as e:
+        load_task(f, load_apps())
+    assert "cannot import" in str(e.value)
+
+
+def test_validate_command_exits_nonzero_and_prints_every_problem(tmp_path):
+    shutil.copytree(paths.TASKS_DIR / "anki" / "161", tmp_path / "anki" / "161")
+    write_task(tmp_path, mutate(key_steps__0__event="bogus"), task_id="999")
+    r = subprocess.run([sys.executable, "-m", "mcpworld.cli", "tasks", "validate", "--tasks-dir", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "anki/999/task.json: key_steps[0].event: unknown 'bogus'" in " ".join(r.stderr.split())
+    ok = subprocess.run([sys.executable, "-m", "mcpworld.cli", "tasks", "validate"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "task(s)" in ok.stdout
+
+
+def test_malformed_app_config(tmp_path):
+    from mcpworld.config.app import load_app
+    folder = tmp_path / "myapp"
+    folder.mkdir()
+    (folder / "app.toml").write_text('id = "myapp"\nname = "X"\n[launch]\ncommand = []\n[ready]\nwindow_name = "x"\n')
+    with pytest.raises(ConfigErrors) as e:
+        load_app(folder / "app.toml")
+    fields = {x.field for x in e.value.errors}
+    assert {"launch.command", "events"} <= fields
+    (folder / "app.toml").write_text("id = [")
+    with pytest.raises(ConfigError, match="cannot read TOML"):
+        load_app(folder / "app.toml")
+
+
+def test_placeholder_escapes():
+    from mcpworld.config.templating import expand, placeholders
+    assert expand("{a} {{a}} \\{\\{c1::x\\}\\} x{2,3}", {"a": 1}) == "1 {a} \\{\\{c1::x\\}\\} x{2,3}"
+    assert placeholders("{{Front}} {name} {{{{c1::B}}}}") == ["name"]
+    assert expand("{{{{c1::B}}}}", {}) == "{{c1::B}}"

@@ -1,0 +1,207 @@
+"""Trial lifecycle under failure: crashed or slow agents, crashed or restarted apps, forged events,
+the probe's secret, a killed runner, and twenty trials in a row leaving nothing behind."""
+
+import asyncio
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from evaluator.log import EventLog
+from mcpworld import paths
+from mcpworld.agents import make_agent
+from mcpworld.agents.base import Agent
+from mcpworld.config.load import load_tasks
+from mcpworld.envs.local import MARKER, PREFIX
+from mcpworld.trial import Trial, TrialOptions
+
+TASKS = load_tasks()
+T161 = TASKS["anki/161"]
+ADD_161 = {"fields": {"Front": "What is the largest planet?", "Back": "Jupiter"}, "deck": "Default"}
+
+
+class Scripted(Agent):
+    """An agent whose behaviour is a coroutine function of (ctx, trial)."""
+
+    name = "scripted"
+
+    def __init__(self, script):
+        self.script, self.trial = script, None
+
+    async def run(self, ctx):
+        await self.script(ctx, self.trial)
+
+
+async def run_trial(tmp_path, script, mode="hybrid", task=T161, **opts):
+    agent = Scripted(script)
+    trial = Trial(task, agent, TrialOptions(mode=mode, **opts), tmp_path / "trial")
+    agent.trial = trial
+    return trial, await trial.run()
+
+
+def marked_processes():
+    out = []
+    for p in psutil.process_iter(["pid"]):
+        try:
+            if MARKER in p.environ():
+                out.append(p)
+        except psutil.Error:
+            continue
+    return out
+
+
+def x_displays():
+    return set(glob.glob("/tmp/.X*-lock")) | set(glob.glob("/tmp/.X11-unix/X*"))
+
+
+def env_dirs():
+    return set(glob.glob(f"/tmp/{PREFIX}*"))
+
+
+async def test_agent_crash_after_the_work_still_counts(tmp_path):
+    async def script(ctx, trial):
+        await ctx.tools.call("anki__add_note", ADD_161)
+        raise RuntimeError("boom")
+    _, r = await run_trial(tmp_path, script)
+    assert r.success and r.kscr == 1.0
+    assert "boom" in r.failure_detail
+
+
+async def test_agent_timeout_is_recorded_and_the_state_still_evaluated(tmp_path):
+    async def slow_after_work(ctx, trial):
+        await ctx.tools.call("anki__add_note", ADD_161)
+        await asyncio.sleep(3600)
+    _, r = await run_trial(tmp_path, slow_after_work, timeout=3)
+    assert r.success and 2.9 < r.timings.agent_s < 10
+
+    async def idle(ctx, trial):
+        await asyncio.sleep(3600)
+    _, r = await run_trial(tmp_path / "2", idle, timeout=2)
+    assert not r.success and r.failure == "exec_timeout"
+
+
+async def test_app_killed_mid_trial_state_read_from_file(tmp_path):
+    async def kill_app(ctx, trial):
+        await ctx.tools.call("anki__add_note", ADD_161)
+        os.kill(trial.app_proc.pid, signal.SIGKILL)
+        await asyncio.sleep(1)
+    _, r = await run_trial(tmp_path, kill_app)
+    events = EventLog.read(tmp_path / "trial" / "events.jsonl")
+    state = [e for e in events if e.source == "query"]
+    assert state and state[0].payload["read_from"] == "file"
+    assert r.success, r.failure_detail  # the note was committed before the crash
+
+    async def kill_only(ctx, trial):
+        os.kill(trial.app_proc.pid, signal.SIGKILL)
+        await asyncio.sleep(1)
+    _, r = await run_trial(tmp_path / "2", kill_only)
+    assert not r.success and r.failure == "app_crash"
+
+
+async def test_secret_is_gone_before_the_agent_starts(tmp_path):
+    seen = {}
+
+    async def snoop(ctx, trial):
+        r = await ctx.tools.call("bash", {"command": "env; ls -la $HOME; cat $MCPWORLD_PROBE_CONFIG 2>&1; "
+                                                    f"cat {trial._probe_config_path} 2>&1; echo done"})
+        seen["out"], seen["token"] = r.texts[0], trial.evaluator.token
+    await run_trial(tmp_path, snoop)
+    assert "done" in seen["out"] and "No such file" in seen["out"]
+    assert seen["token"] not in seen["out"]
+
+
+async def test_forged_event_from_the_agent_is_refused(tmp_path):
+    forge = (
+        "import asyncio, json, sys\n"
+        "from websockets.asyncio.client import connect\n"
+        "async def main(url, run_id):\n"
+        "    async with connect(url) as ws:\n"
+        "        await ws.send(json.dumps({'type': 'hello', 'token': 'guessed', 'stream': 'x', 'source': 'probe'}))\n"
+        "        await ws.send(json.dumps({'type': 'event', 'event': {'run_id': run_id, 'source': 'probe', 'app': 'anki',\n"
+        "            'name': 'note_added', 'seq': 0, 'payload': {'notetype': 'Basic', 'deck': 'Default',\n"
+        "            'fields': {'Front': 'What is the largest planet?', 'Back': 'Jupiter'}}}}))\n"
+        "        try:\n"
+        "            await ws.recv()\n"
+        "        except Exception:\n"
+        "            pass\n"
+        "asyncio.run(main(sys.argv[1], sys.argv[2]))\n")
+
+    async def forger(ctx, trial):
+        path = f"{trial.env.home}/forge.py"
+        await ctx.tools.call("str_replace_based_edit_tool", {"command": "create", "path": path, "file_text": forge})
+        await ctx.tools.call("bash", {"command": f"{sys.executable} {path} {trial.evaluator.url} {trial.run_id}"})
+    _, r = await run_trial(tmp_path, forger)
+    assert not r.success and r.failure == "suspected_forgery" and r.forgeries == 1
+    assert not r.verdict.key_steps[0].reached
+
+
+async def test_restarted_app_authenticates_again(tmp_path):
+    async def restart(ctx, trial):
+        proc = psutil.Process(trial.app_proc.pid)
+        cmd, env = proc.cmdline(), proc.environ()
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+        await trial.evaluator.wait_event("probe_disconnected")
+        before = len(trial.evaluator.connected_streams)
+        # the agent starts Anki again the way it was started; the runner re-armed the run config
+        await trial.env.spawn(cmd, env=env, log_name="app-restarted")
+        for _ in range(600):
+            if len(trial.evaluator.connected_streams) > before:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1)
+        for _ in range(40):
+            r = await ctx.tools.call("anki__add_note", ADD_161)
+            if not r.is_error:
+                break
+            await asyncio.sleep(0.5)
+    _, r = await run_trial(tmp_path, restart, mode="mcp")
+    assert r.success, r.failure_detail
+    events = EventLog.read(tmp_path / "trial" / "events.jsonl")
+    streams = {e.stream for e in events if e.source == "probe"}
+    assert len(streams) == 2  # two app processes, both authenticated
+    assert r.forgeries == 0
+
+
+def test_twenty_trials_leave_no_process_display_or_folder(tmp_path):
+    before = (x_displays(), env_dirs())
+    assert not marked_processes()
+    task = TASKS["anki/164"]
+    for i in range(20):
+        r = asyncio.run(Trial(task, make_agent("null"), TrialOptions(mode="mcp"), tmp_path / str(i)).run())
+        assert r.failure == "evaluated_failed", r.failure_detail
+    time.sleep(0.5)
+    assert not marked_processes()
+    assert x_displays() == before[0]
+    assert env_dirs() == before[1]
+
+
+def test_killed_runner_keeps_its_events_and_leaves_no_desktop(tmp_path):
+    out = tmp_path / "run"
+    runner = subprocess.Popen([sys.executable, "-m", "mcpworld.cli", "run", "--task", "anki/170", "--mode", "gui",
+                               "--agent", "oracle", "--out", str(out)], cwd=paths.ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    events_file = None
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        files = glob.glob(str(out / "trials" / "*" / "events.jsonl"))
+        if files and any(e.name == "note_added" for e in EventLog.read(__import__("pathlib").Path(files[0]))):
+            events_file = files[0]
+            break
+        time.sleep(0.2)
+    assert events_file, "the oracle never added its note"
+    runner.kill()
+    runner.wait()
+    events = EventLog.read(__import__("pathlib").Path(events_file))
+    assert [e.name for e in events if e.source == "probe"][:3] == ["collection_loaded", "ui_ready", "note_added"]
+    for _ in range(100):
+        if not marked_processes():
+            break
+        time.sleep(0.1)
+    assert not marked_processes(), [p.cmdline() for p in marked_processes()]
