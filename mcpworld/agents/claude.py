@@ -2,7 +2,7 @@
 
 GUI, bash and edit tools are declared with Anthropic's computer-use tool types (computer_20250124,
 bash_20250124, text_editor_20250124); every MCP tool is an ordinary tool with its JSON schema.
-Temperature 0; a step cap; token usage summed; old screenshots pruned from the history.
+Temperature 0 (sent in the body; the 2.x SDK has no argument for it); a step cap; token usage summed; old screenshots pruned from the history.
 ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY are read by the SDK as usual.
 """
 
@@ -94,8 +94,8 @@ class ClaudeAgent(Agent):
     name = "claude"
 
     def __init__(self, model: str = "claude-sonnet-4-5", max_tokens: int = 4096, base_url: str | None = None,
-                 api_key: str | None = None):
-        self.model, self.max_tokens = model, max_tokens
+                 api_key: str | None = None, temperature: float | None = 0.0):
+        self.model, self.max_tokens, self.temperature = model, max_tokens, temperature
         self.base_url, self.api_key = base_url, api_key
 
     async def run(self, ctx: AgentContext) -> None:
@@ -109,9 +109,12 @@ class ClaudeAgent(Agent):
         try:
             for _turn in range(ctx.max_steps):
                 prune_screenshots(messages)
+                # anthropic 2.x has no temperature argument; it still goes in the request body
+                # (None leaves it out, for models that refuse sampling parameters).
+                extra = {"temperature": self.temperature} if self.temperature is not None else None
                 reply = await client.beta.messages.create(
-                    model=self.model, max_tokens=self.max_tokens, temperature=0,
-                    system=system_prompt(ctx.mode, ctx.no_bash), tools=tools, messages=messages, betas=[BETA])
+                    model=self.model, max_tokens=self.max_tokens, system=system_prompt(ctx.mode, ctx.no_bash),
+                    tools=tools, messages=messages, betas=[BETA], extra_body=extra)
                 ctx.usage.add(reply.usage)
                 content = [b.model_dump(exclude_none=True) for b in reply.content]
                 messages.append({"role": "assistant", "content": content})

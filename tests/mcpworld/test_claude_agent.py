@@ -1,0 +1,136 @@
+"""The Claude agent with the real `anthropic` client, pointed at a local server that answers in the
+Messages API format with scripted replies (the API itself cannot be reached from here)."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from mcpworld.agents import make_agent
+from mcpworld.agents.claude import prune_screenshots
+from mcpworld.config.load import load_tasks
+from mcpworld.trial import Trial, TrialOptions
+
+TASKS = load_tasks()
+
+
+class ScriptedMessagesAPI:
+    """Answers POST /v1/messages with the next scripted reply; keeps every request it got."""
+
+    def __init__(self, replies):
+        self.replies, self.requests = list(replies), []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                api.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                reply = api.replies.pop(0) if api.replies else api.replies_exhausted()
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def replies_exhausted(self):
+        return message([tool_use("tu_again", "computer", {"action": "screenshot"})], "tool_use")
+
+    def close(self):
+        self.server.shutdown()
+
+
+def message(content, stop_reason, usage=(100, 20)):
+    return {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": content,
+            "stop_reason": stop_reason, "stop_sequence": None,
+            "usage": {"input_tokens": usage[0], "output_tokens": usage[1],
+                      "cache_creation_input_tokens": 5, "cache_read_input_tokens": 7}}
+
+
+def tool_use(id_, name, input_):
+    return {"type": "tool_use", "id": id_, "name": name, "input": input_}
+
+
+@pytest.fixture
+def api():
+    servers = []
+
+    def make(replies):
+        s = ScriptedMessagesAPI(replies)
+        servers.append(s)
+        return s
+    yield make
+    for s in servers:
+        s.close()
+
+
+async def test_claude_solves_a_task_through_the_gateway(api, tmp_path):
+    fake = api([
+        message([{"type": "text", "text": "Let me look."}, tool_use("tu_1", "computer", {"action": "screenshot"})],
+                "tool_use"),
+        message([tool_use("tu_2", "anki__add_note", {"fields": {"Front": "What is the largest planet?",
+                                                                 "Back": "Jupiter"}, "deck": "Default"})], "tool_use"),
+        message([{"type": "text", "text": "Added the card."}], "end_turn", usage=(300, 10)),
+    ])
+    agent = make_agent("claude", base_url=fake.url, api_key="test-key", model="claude-test")
+    r = await Trial(TASKS["anki/161"], agent, TrialOptions(mode="hybrid"), tmp_path / "t").run()
+    assert r.success and r.kscr == 1.0, r.failure_detail
+    assert r.steps == 2 and r.tool_calls_by_kind == {"gui": 1, "mcp": 1}
+    assert (r.usage.input_tokens, r.usage.output_tokens) == (500, 50)
+    assert (r.usage.cache_creation_input_tokens, r.usage.cache_read_input_tokens) == (15, 21)
+
+    first = fake.requests[0]
+    assert first["path"].startswith("/v1/messages")
+    assert "computer-use-2025-01-24" in first["headers"].get("anthropic-beta", "")
+    body = first["body"]
+    assert body["temperature"] == 0 and body["model"] == "claude-test"
+    assert body["messages"] == [{"role": "user", "content": TASKS["anki/161"].instruction}]
+    tools = {t["name"]: t for t in body["tools"]}
+    assert tools["computer"]["type"] == "computer_20250124" and tools["computer"]["display_width_px"] == 1280
+    assert tools["bash"]["type"] == "bash_20250124"
+    assert tools["str_replace_editor"]["type"] == "text_editor_20250124"
+    assert "input_schema" in tools["anki__add_note"] and "application's own tools" in body["system"]
+    # the screenshot went back as an image block in a tool_result
+    result = fake.requests[1]["body"]["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "tu_1"
+    assert result["content"][0]["type"] == "image" and result["content"][0]["source"]["media_type"] == "image/png"
+
+
+async def test_mcp_mode_no_bash_prompt_and_tools(api, tmp_path):
+    fake = api([message([{"type": "text", "text": "Cannot."}], "end_turn")])
+    agent = make_agent("claude", base_url=fake.url, api_key="k")
+    r = await Trial(TASKS["anki/164"], agent, TrialOptions(mode="mcp", no_bash=True), tmp_path / "t").run()
+    assert not r.success
+    body = fake.requests[0]["body"]
+    assert all(t["name"].startswith("anki__") for t in body["tools"])
+    assert "no shell" in body["system"] and "cannot see" in body["system"]
+
+
+async def test_step_cap(api, tmp_path):
+    fake = api([])  # always asks for another screenshot
+    agent = make_agent("claude", base_url=fake.url, api_key="k")
+    r = await Trial(TASKS["anki/164"], agent, TrialOptions(mode="gui", max_steps=3), tmp_path / "t").run()
+    assert r.failure == "step_cap" and r.steps == 3 and len(fake.requests) == 3
+    # only the newest screenshots stay in the history sent to the model
+    last = fake.requests[-1]["body"]["messages"]
+    images = [c for m in last if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"
+              for c in b["content"] if c["type"] == "image"]
+    assert len(images) == 2
+
+
+def test_prune_keeps_newest_screenshots():
+    def result(n):
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": str(n),
+                                             "content": [{"type": "image", "source": {}}]}]}
+    msgs = [result(i) for i in range(6)]
+    prune_screenshots(msgs, keep=3)
+    kinds = [m["content"][0]["content"][0]["type"] for m in msgs]
+    assert kinds == ["text", "text", "text", "image", "image", "image"]
