@@ -32,7 +32,7 @@ def _load(tasks_dir: Path | None = None):
         return apps, load_tasks(tasks_dir or paths.TASKS_DIR, apps)
     except ConfigErrors as e:
         for x in e.errors:
-            err.print(f"[red]error[/red] {x}", highlight=False)
+            err.print(f"[red]error[/red] {x}", highlight=False, soft_wrap=True)
         raise typer.Exit(2)
 
 

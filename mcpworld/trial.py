@@ -230,6 +230,9 @@ class Trial:
                 self.timings.query_s = time.perf_counter() - t
             if ready:
                 await self._final_screenshot(registry, env)
+            # The verdict is on disk before the (slower) teardown: a runner killed now loses nothing.
+            self.timings.total_s = time.perf_counter() - t_start
+            self._result(evaluator, matcher, state, ctx, registry, started)
             t = time.perf_counter()
             if watcher:
                 watcher.stop()

@@ -39,6 +39,6 @@ def query(ctx) -> dict:
     col = Collection(str(paths[0]))
     try:
         st = _state_module()
-        return {**st.state(st.read(col)), "read_from": "file"}
+        return {**st.state(st.read(col)), "media": st.media(col), "read_from": "file"}
     finally:
         col.close()

@@ -88,6 +88,13 @@ def find_notes(query: str, limit: int = 100) -> str:
 
 
 @tool
+def store_media_file(path: str) -> str:
+    """Copy an image or sound file (e.g. ~/Pictures/cat.png) into the collection's media folder; returns the
+    stored file name, to use in a field as <img src="NAME">."""
+    return _bridge("store_media_file", path=path)
+
+
+@tool
 def move_cards(query: str, deck: str) -> str:
     """Move every card matching a search into a deck (created if missing)."""
     return _bridge("move_cards", query=query, deck=deck)

@@ -79,8 +79,28 @@ def build(name: str, notes: list, unused_tags: list[str]) -> Path:
     return base
 
 
+def build_pictures() -> Path:
+    """~/Pictures of the image task: a small drawn dog (deterministic bytes)."""
+    from PIL import Image, ImageDraw
+
+    folder = HERE / "pictures"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    img = Image.new("RGB", (160, 120), "white")
+    d = ImageDraw.Draw(img)
+    d.ellipse((40, 40, 120, 90), fill="saddlebrown")          # body
+    d.ellipse((100, 20, 140, 60), fill="saddlebrown")         # head
+    d.polygon([(104, 24), (96, 6), (114, 20)], fill="sienna")  # ear
+    for x in (50, 70, 95, 110):
+        d.rectangle((x, 85, x + 8, 110), fill="saddlebrown")  # legs
+    d.line((40, 55, 20, 35), fill="saddlebrown", width=5)      # tail
+    d.ellipse((124, 32, 130, 38), fill="black")                # eye
+    img.save(folder / "dog.png", optimize=False, compress_level=9)
+    return folder
+
+
 def main() -> None:
-    built = [build("base", [], []), build("tagged", TAGGED_NOTES, UNUSED_TAGS)]
+    built = [build("base", [], []), build("tagged", TAGGED_NOTES, UNUSED_TAGS), build_pictures()]
     for b in built:
         print(f"built {b.relative_to(HERE.parent.parent)}", file=sys.stderr)
 

@@ -269,8 +269,17 @@ def m_set_preferences(col, p, done):
     _op(lambda c: c.set_preferences(prefs), done, lambda out: None)
 
 
+def m_store_media_file(col, p, done):
+    import os
+
+    path = os.path.expanduser(p["path"])
+    if not os.path.isfile(path):
+        raise BridgeError(f"no file at {path}")
+    done({"filename": col.media.add_file(path)})
+
+
 def m_state(col, p, done):
-    done(anki_state.state(anki_state.read(col)))
+    done({**anki_state.state(anki_state.read(col)), "media": anki_state.media(col)})
 
 
 METHODS = {name[2:]: fn for name, fn in globals().items() if name.startswith("m_") and callable(fn)}

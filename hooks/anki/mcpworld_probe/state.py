@@ -38,6 +38,21 @@ def read(col) -> dict:
             "tags": sorted(col.tags.all()), "prefs": prefs}
 
 
+def media(col) -> list[dict]:
+    """The collection's media files with their SHA-256 (for the final state only: it reads files)."""
+    import hashlib
+    import os
+
+    folder = col.media.dir()
+    out = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                out.append({"name": name, "sha256": hashlib.sha256(f.read()).hexdigest(), "size": os.path.getsize(path)})
+    return out
+
+
 def state(snap: dict) -> dict:
     """The JSON form a task's success.state predicates read."""
     cards_of: dict[int, list] = {}
