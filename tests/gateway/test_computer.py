@@ -37,9 +37,9 @@ async def echo(env):
     proc = await env.spawn([sys.executable, str(APP)], stdout=asyncio.subprocess.PIPE,
                            env={"QT_QPA_PLATFORM": "xcb"})
     await env.wait_window("mcpworld-echo", 20)
+    await env.settle("mcpworld-echo", 0.3, timeout=10)  # focused and drawn, as a trial's readiness
     tool = ComputerTool(env.display)
     await tool.start()
-    await asyncio.sleep(0.5)
     yield tool, Lines(proc.stdout)
     await tool.close()
 
