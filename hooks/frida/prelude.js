@@ -1,0 +1,42 @@
+// mcpworld hook prelude: loaded before every app/task hook script (Frida 17 API).
+//   mcpworld.exportOf('obs_scene_create', 'libobs.so.29')  -> NativePointer or null
+//   mcpworld.hook('obs_scene_create', {onEnter(args) {...}}, 'libobs.so.29')
+//   mcpworld.cstr(ptr)                                       -> string or null, never throws
+//   mcpworld.emit('scene_created', {name: ...})               -> one milestone event
+'use strict';
+
+const mcpworld = {
+  exportOf(name, moduleName) {
+    try {
+      if (moduleName) {
+        const m = Process.findModuleByName(moduleName);
+        return m ? m.findExportByName(name) : null;
+      }
+      return Module.findGlobalExportByName(name);
+    } catch (e) {
+      return null;
+    }
+  },
+
+  hook(name, callbacks, moduleName) {
+    const addr = mcpworld.exportOf(name, moduleName);
+    if (addr === null) {
+      mcpworld.emit('hook_missing', {function: name, module: moduleName || null});
+      return null;
+    }
+    return Interceptor.attach(addr, callbacks);
+  },
+
+  cstr(ptr) {
+    try {
+      return ptr.isNull() ? null : ptr.readUtf8String();
+    } catch (e) {
+      return null;
+    }
+  },
+
+  emit(event, payload) {
+    send({mcpworld: 1, event: event, payload: payload || {}});
+  },
+};
+globalThis.mcpworld = mcpworld;

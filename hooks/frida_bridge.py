@@ -1,0 +1,106 @@
+"""The Frida bridge: attach to an app process, load the hook scripts, forward their `send()`s as
+milestone events (source "frida") over the same websocket protocol as the Python probes.
+
+Run next to the app (inside its container for the docker backend: attaching from the host into a
+container process fails):
+
+    python -m hooks.frida_bridge --pid PID --script hooks/obs/scenes.js   (hooks/frida/prelude.js goes first)
+
+The run config (evaluator URL, secret) comes from the file in $MCPWORLD_PROBE_CONFIG, deleted once
+read. A script error, a detached session or a crashed app becomes an event with the reason.
+A hook script sends `{mcpworld: 1, event: NAME, payload: {...}}` (the prelude's mcpworld.emit);
+any other message is forwarded as `frida_message`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import frida
+
+from hooks.probe_client import ProbeClient, read_config
+
+PRELUDE = Path(__file__).with_name("frida") / "prelude.js"
+
+
+class FridaBridge:
+    def __init__(self, client: ProbeClient, scripts: list[Path]):
+        self.client, self.scripts = client, scripts
+        self.session = None
+        self.detached = threading.Event()
+
+    def attach(self, pid: int) -> None:
+        self.session = frida.attach(pid)
+        self.session.on("detached", self._on_detached)
+        prelude = PRELUDE.read_text()
+        for path in self.scripts:
+            # each script is its own JS runtime: the prelude goes in front of every one
+            script = self.session.create_script(prelude + "\n" + path.read_text(), name=path.stem)
+            script.on("message", lambda message, data, name=path.name: self._on_message(name, message))
+            try:
+                script.load()
+            except frida.InvalidArgumentError as e:  # a syntax error: say so, keep the other scripts
+                self.client.emit("hook_error", {"script": path.name, "description": str(e)})
+        self.client.emit("frida_attached", {"pid": pid, "scripts": [p.name for p in self.scripts]})
+
+    def _on_message(self, script: str, message: dict) -> None:
+        if message.get("type") == "send":
+            body = message.get("payload")
+            if isinstance(body, dict) and body.get("mcpworld") == 1 and isinstance(body.get("event"), str):
+                payload = body.get("payload") if isinstance(body.get("payload"), dict) else {"value": body.get("payload")}
+                self.client.emit(body["event"], {**payload, "script": script})
+            else:
+                self.client.emit("frida_message", {"script": script, "payload": body})
+        elif message.get("type") == "error":
+            self.client.emit("hook_error", {"script": script, "description": message.get("description"),
+                                            "stack": message.get("stack"), "line": message.get("lineNumber")})
+
+    def _on_detached(self, reason, crash) -> None:
+        detail = {"reason": str(reason)}
+        if crash is not None:
+            detail["crash"] = {"summary": crash.summary, "report": crash.report[-3000:]}
+        self.client.emit("frida_detached", detail)
+        self.detached.set()
+
+    def close(self) -> None:
+        if self.session is not None and not self.detached.is_set():
+            try:
+                self.session.detach()
+            except frida.InvalidOperationError:
+                pass
+        self.client.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pid", type=int, required=True)
+    ap.add_argument("--script", action="append", type=Path, required=True)
+    args = ap.parse_args(argv)
+    cfg = read_config()
+    if cfg is None:
+        print("no run config ($MCPWORLD_PROBE_CONFIG)", file=sys.stderr)
+        return 2
+    client = ProbeClient.from_config(cfg, source="frida")
+    bridge = FridaBridge(client, args.script)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    signal.signal(signal.SIGINT, lambda *a: stop.set())
+    try:
+        bridge.attach(args.pid)
+    except (frida.ProcessNotFoundError, frida.PermissionDeniedError, frida.ProcessNotRespondingError,
+            frida.InvalidArgumentError, frida.TransportError) as e:
+        client.emit("hook_error", {"script": None, "description": f"attach failed: {e}"})
+        client.close()
+        return 1
+    while not stop.is_set() and not bridge.detached.is_set():
+        stop.wait(0.2)
+    bridge.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
