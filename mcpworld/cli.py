@@ -22,6 +22,8 @@ tasks_app = typer.Typer(no_args_is_help=True, help="List, validate and show task
 app.add_typer(tasks_app, name="tasks")
 apps_app = typer.Typer(no_args_is_help=True, help="List and install apps.")
 app.add_typer(apps_app, name="apps")
+hooks_app = typer.Typer(no_args_is_help=True, help="Write hooks: trace an app's exported functions, check a task's key steps.")
+app.add_typer(hooks_app, name="hooks")
 console = Console()
 err = Console(stderr=True)
 
@@ -220,6 +222,54 @@ def apps_install(app_id: list[str] = typer.Option([], "--app", help="default: ev
             err.print(f"[red]error[/red] {a.id}: still not usable after installing")
             raise typer.Exit(1)
         err.print(f"{a.id}: installed")
+
+
+@hooks_app.command("trace")
+def hooks_trace(
+    app_id: str = typer.Option(..., "--app", help="the app (started from its first task's snapshot)"),
+    pattern: str = typer.Option(..., help="glob of exported function names, e.g. 'obs_source_*'"),
+    module: str = typer.Option("*", help="glob of module names, e.g. 'libobs.so*'"),
+    out: Optional[Path] = typer.Option(None, help="also save every call as JSONL"),
+    seconds: Optional[float] = typer.Option(None, help="stop after this long (default: Ctrl-C)"),
+):
+    """Start the app and print every call of the matching exports, live, while you use it."""
+    from mcpworld.hooks_cli import trace_app
+
+    _, tasks = _load()
+    rts = [rt for rt in tasks.values() if rt.app.id == app_id]
+    if not rts:
+        err.print(f"[red]error[/red] no tasks for app '{app_id}' to take a starting state from")
+        raise typer.Exit(2)
+    trial_dir = paths.ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-trace-{app_id}"
+    try:
+        n = asyncio.run(trace_app(rts[0], pattern, module, out, seconds, trial_dir, err))
+    except RuntimeError as e:
+        err.print(f"[red]error[/red] {e}")
+        raise typer.Exit(1)
+    err.print(f"{n} call(s) traced" + (f", saved to {out}" if out else ""))
+
+
+@hooks_app.command("check")
+def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m")):
+    """Run the task's oracle and show which key step fired from which event."""
+    from mcpworld.agents import make_agent
+    from mcpworld.trial import Trial, TrialOptions
+
+    _, tasks = _load()
+    rt = _select(tasks, [task], [])[0]
+    out = paths.ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-check"
+    result = asyncio.run(Trial(rt, make_agent("oracle"), TrialOptions(mode=mode), out).run())
+    events = {(e["stream"], e["seq"]): e for e in map(json.loads, (out / "events.jsonl").read_text().splitlines())}
+    table = Table(title=f"{task} ({mode}): {'pass' if result.success else 'fail'}")
+    for col in ("key step", "reached", "event", "source", "payload"):
+        table.add_column(col)
+    for s in result.verdict.key_steps:
+        e = events.get((s.event_stream, s.event_seq), {})
+        table.add_row(s.id, "yes" if s.reached else "no", s.event_name or "-", e.get("source", "-"),
+                      json.dumps(e.get("payload", {}))[:80] if e else (s.error or "-"))
+    console.print(table)
+    console.print(f"verdict: {result.verdict.reason}; events: {out / 'events.jsonl'}")
+    raise typer.Exit(0 if result.success else 1)
 
 
 @app.command()

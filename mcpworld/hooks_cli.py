@@ -1,0 +1,73 @@
+"""`mcpworld hooks trace` and `mcpworld hooks check`: the workflow for writing hooks for an app."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+from hooks.trace import format_call
+from mcpworld import paths
+from mcpworld.agents.base import Agent, AgentContext, AgentError
+from mcpworld.config.load import ResolvedTask
+from mcpworld.trial import Trial, TrialOptions
+
+
+class TraceAgent(Agent):
+    """Attaches the tracer to the trial's app and prints calls until Ctrl-C or `seconds` pass."""
+
+    name = "trace"
+
+    def __init__(self, pattern: str, module: str, out: Path | None, seconds: float | None, console):
+        self.pattern, self.module, self.out, self.seconds, self.console = pattern, module, out, seconds, console
+        self.trial: Trial | None = None
+        self.calls = 0
+
+    async def run(self, ctx: AgentContext) -> None:
+        sink = open(self.out, "a", buffering=1) if self.out else None
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "hooks.trace", "--pid", str(self.trial.app_proc.pid), "--pattern", self.pattern,
+            "--module", self.module, stdout=asyncio.subprocess.PIPE, cwd=str(paths.ROOT))
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
+
+        async def pump() -> None:
+            while line := await proc.stdout.readline():
+                msg = json.loads(line)
+                if msg["type"] == "ready":
+                    self.console.print(f"tracing {msg['hooked']} function(s) matching {self.pattern!r} in "
+                                       f"{self.module!r} on display {self.trial.env.display}; Ctrl-C to stop")
+                elif msg["type"] == "error":
+                    raise AgentError(f"trace failed: {msg['error']}")
+                else:
+                    self.calls += 1
+                    self.console.print(format_call(msg), highlight=False, soft_wrap=True)
+                    if sink:
+                        sink.write(json.dumps({k: v for k, v in msg.items() if k != "type"}) + "\n")
+            stop.set()
+
+        reader = asyncio.create_task(pump())
+        try:
+            await asyncio.wait_for(stop.wait(), self.seconds)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGINT)
+                await proc.wait()
+            await reader
+            if sink:
+                sink.close()
+
+
+async def trace_app(rt: ResolvedTask, pattern: str, module: str, out_file: Path | None, seconds: float | None,
+                    trial_dir: Path, console) -> int:
+    agent = TraceAgent(pattern, module, out_file, seconds, console)
+    trial = Trial(rt, agent, TrialOptions(mode="gui", timeout=24 * 3600), trial_dir)
+    agent.trial = trial
+    result = await trial.run()
+    if result.failure == "setup_error":
+        raise RuntimeError(result.failure_detail)
+    return agent.calls
