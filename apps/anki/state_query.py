@@ -23,14 +23,25 @@ def _state_module():
 
 def query(ctx) -> dict:
     if ctx.app_alive:
-        body = json.dumps({"method": "state", "params": {}}).encode()
-        url = f"http://127.0.0.1:{ctx.values['port_bridge']}"
-        req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=ctx.timeout) as resp:
-            reply = json.loads(resp.read())
-        if "error" in reply:
-            raise RuntimeError(f"bridge: {reply['error']}")
-        return {**reply["result"], "read_from": "bridge"}
+        try:
+            return {**_from_bridge(ctx), "read_from": "bridge"}
+        except OSError:  # refused or reset: Anki died after all (its probe's goodbye was still in flight)
+            pass
+    return _from_file(ctx)
+
+
+def _from_bridge(ctx) -> dict:
+    body = json.dumps({"method": "state", "params": {}}).encode()
+    url = f"http://127.0.0.1:{ctx.values['port_bridge']}"
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=ctx.timeout) as resp:
+        reply = json.loads(resp.read())
+    if "error" in reply:
+        raise RuntimeError(f"bridge: {reply['error']}")
+    return reply["result"]
+
+
+def _from_file(ctx) -> dict:
     from anki.collection import Collection
 
     paths = sorted(Path(ctx.values["base"]).glob("*/collection.anki2"))

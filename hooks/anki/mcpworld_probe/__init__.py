@@ -65,8 +65,11 @@ if _cfg is not None:
             _error("collection_did_load")
 
     def _after_bridge_call(method: str) -> None:
-        if method == "state" and _client is not None:
-            _client.flush(5.0)  # every milestone reaches the evaluator before the final state does
+        # An MCP call returns only once the milestones it caused are with the evaluator: the op's
+        # hooks run on the main thread after its result is ready, then the probe flushes.
+        if _client is not None:
+            bridge.main_thread_barrier()
+            _client.flush(5.0)
 
     _ui_ready_sent = False
 

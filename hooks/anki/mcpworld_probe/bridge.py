@@ -314,6 +314,13 @@ def call_on_main(method: str, params: dict, on_main_done=None):
     return value
 
 
+def main_thread_barrier(timeout: float = 5.0) -> None:
+    """Return once the main thread has run everything queued before now (e.g. an op's hooks)."""
+    passed = threading.Event()
+    mw.taskman.run_on_main(passed.set)
+    passed.wait(timeout)
+
+
 class _Handler(BaseHTTPRequestHandler):
     after_call = None  # set by serve(): e.g. flush the probe before answering a state query
 
