@@ -35,3 +35,8 @@ FORGERY = "suspected_forgery"
 PROBE_CONNECTED = "probe_connected"
 PROBE_DISCONNECTED = "probe_disconnected"
 SOURCE_ERROR = "source_error"
+# Frida bridge events (source "frida"), see hooks/frida_bridge.py
+FRIDA_ATTACHED = "frida_attached"
+FRIDA_DETACHED = "frida_detached"
+HOOK_ERROR = "hook_error"
+HOOK_MISSING = "hook_missing"

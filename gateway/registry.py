@@ -94,6 +94,14 @@ class ToolRegistry:
         if errors:
             raise RuntimeError("closing tool providers failed: " + "; ".join(errors))
 
+    async def call_unlisted(self, name: str, args: dict[str, Any]) -> ToolResult:
+        """Call any started provider's tool, whatever the mode allows, off the agent's call log
+        (a task's set-up steps, run before the agent starts)."""
+        for p in self.started:
+            if any(spec.name == name for spec in p.specs()):
+                return await p.call(name, args)
+        return ToolResult.error(f"no provider offers '{name}'")
+
     def specs(self) -> list[ToolSpec]:
         return [spec for _, spec in self._routes.values()]
 

@@ -37,6 +37,7 @@ class FridaBridge:
         self.session = frida.attach(pid)
         self.session.on("detached", self._on_detached)
         prelude = PRELUDE.read_text()
+        loaded = []
         for path in self.scripts:
             # each script is its own JS runtime: the prelude goes in front of every one
             script = self.session.create_script(prelude + "\n" + path.read_text(), name=path.stem)
@@ -45,6 +46,11 @@ class FridaBridge:
                 script.load()
             except frida.InvalidArgumentError as e:  # a syntax error: say so, keep the other scripts
                 self.client.emit("hook_error", {"script": path.name, "description": str(e)})
+                continue
+            loaded.append((path.name, script))
+        # an RPC round trip per script: every send() made while loading arrives before frida_attached
+        for _name, script in loaded:
+            script.list_exports_sync()
         self.client.emit("frida_attached", {"pid": pid, "scripts": [p.name for p in self.scripts]})
 
     def _on_message(self, script: str, message: dict) -> None:
@@ -93,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         bridge.attach(args.pid)
     except (frida.ProcessNotFoundError, frida.PermissionDeniedError, frida.ProcessNotRespondingError,
             frida.InvalidArgumentError, frida.TransportError) as e:
-        client.emit("hook_error", {"script": None, "description": f"attach failed: {e}"})
+        client.emit("hook_error", {"script": None, "description": f"attach failed: {type(e).__name__}: {e}"})
         client.close()
         return 1
     while not stop.is_set() and not bridge.detached.is_set():

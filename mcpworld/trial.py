@@ -11,6 +11,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import secrets
 import sys
 import time
 import uuid
@@ -38,6 +39,7 @@ from mcpworld.errors import MCPWorldError
 from mcpworld.results import Timings, TrialResult
 
 PROBE_CONFIG_ENV = "MCPWORLD_PROBE_CONFIG"
+FRIDA_FAILURES = (ev.HOOK_ERROR, ev.HOOK_MISSING)
 
 
 @dataclass
@@ -84,6 +86,7 @@ class Trial:
         self.app_proc = None
         self.values: dict[str, str] = {}
         self._probe_config_path: Path | None = None
+        self.frida_proc = None
 
     def _fail(self, category: str, detail: str) -> None:
         if self.failure is None:
@@ -95,29 +98,36 @@ class Trial:
         ports = {name: free_port() for name in app.ports}
         self.values = {"home": env.home, "env_dir": env.env_dir, "root": str(paths.ROOT), "python": sys.executable,
                        "bindir": os.path.dirname(sys.executable),
-                       **{f"port_{k}": str(v) for k, v in ports.items()}}
+                       **{f"port_{k}": str(v) for k, v in ports.items()},
+                       **{f"secret_{k}": secrets.token_urlsafe(18) for k in app.secrets}}
         self.values.update({k: expand(v, self.values) for k, v in app.paths.items()})
         for cd in self.rt.task.context_data:
             await env.restore(paths.SNAPSHOTS_DIR / cd.from_, expand(cd.to, self.values))
         for pf in app.probe_files:
             await env.restore(paths.ROOT / pf.from_, expand(pf.to, self.values))
-        self._probe_config_path = Path(env.env_dir) / "probe-run.json"
+        for d in app.dirs:
+            await env.make_dir(expand(d, self.values))
+        for rf in app.rendered_files:
+            await env.write_text(expand(rf.path, self.values), expand(rf.text, self.values))
         self._probe_config = {"url": evaluator.url, "token": evaluator.token, "run_id": self.run_id, "app": app.id,
                               "ports": ports}
-        self._write_probe_config()
+        if app.ready.probe:  # the in-app probe reads (and deletes) this file at start-up
+            self._probe_config_path = Path(env.env_dir) / "probe-run.json"
+            self._write_probe_config(self._probe_config_path)
 
-    def _write_probe_config(self) -> None:
-        tmp = self._probe_config_path.with_suffix(".tmp")
+    def _write_probe_config(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump(self._probe_config, f)
-        os.replace(tmp, self._probe_config_path)
+        os.replace(tmp, path)
 
     async def _launch(self, env: Environment, evaluator: Evaluator) -> None:
         app = self.rt.app
         argv = [expand(a, self.values) for a in app.launch.command]
         launch_env = {k: expand(v, self.values) for k, v in app.launch.env.items()}
-        launch_env[PROBE_CONFIG_ENV] = str(self._probe_config_path)
+        if self._probe_config_path:
+            launch_env[PROBE_CONFIG_ENV] = str(self._probe_config_path)
         self.app_proc = await env.spawn(argv, env=launch_env, log_name="app")
         ready = asyncio.ensure_future(self._ready(env, evaluator))
         died = asyncio.ensure_future(self.app_proc.wait())
@@ -132,7 +142,7 @@ class Trial:
         else:
             what = "no window" if not evaluator.probe_connected.is_set() else "probe connected, but no window"
             raise MCPWorldError(f"{app.name} was not ready within {app.ready.timeout:.0f}s ({what})")
-        if self._probe_config_path.exists():
+        if self._probe_config_path and self._probe_config_path.exists():
             # the probe must have consumed (read and deleted) the secret before the agent starts
             raise MCPWorldError("the probe connected but did not delete its run config")
 
@@ -144,11 +154,46 @@ class Trial:
     async def _ready(self, env: Environment, evaluator: Evaluator) -> None:
         ready = self.rt.app.ready
         await env.wait_window(ready.window_name, ready.timeout)
+        if ready.port:
+            await env.wait_port(int(self.values[f"port_{ready.port}"]), ready.timeout)
+        if self.rt.app.frida:
+            await self._attach_frida(env, evaluator)
         if ready.probe:
             await evaluator.probe_connected.wait()
         if ready.event:
             await evaluator.wait_event(ready.event)
         await env.settle(ready.window_name, ready.settle, timeout=10.0)
+
+    async def _attach_frida(self, env: Environment, evaluator: Evaluator) -> None:
+        """Start the Frida bridge next to the app; ready once every hook script is loaded without error."""
+        frida = self.rt.app.frida
+        pid = self.app_proc.pid
+        config = Path(env.env_dir) / "frida-run.json"
+        self._write_probe_config(config)
+        scripts = [str(paths.ROOT / s) for s in frida.scripts] + [str(self.rt.folder / s) for s in self.rt.task.frida_scripts]
+        argv = [sys.executable, "-m", "hooks.frida_bridge", "--pid", str(pid)]
+        for script in scripts:
+            argv += ["--script", script]
+        self.frida_proc = await env.spawn(argv, env={PROBE_CONFIG_ENV: str(config), "PYTHONPATH": str(paths.ROOT)},
+                                          cwd=str(paths.ROOT), log_name="frida")
+        attached = asyncio.ensure_future(evaluator.wait_event(ev.FRIDA_ATTACHED, source="frida"))
+        exited = asyncio.ensure_future(self.frida_proc.wait())
+        await asyncio.wait({attached, exited}, return_when=asyncio.FIRST_COMPLETED)
+        for f in (attached, exited):
+            f.cancel()
+        problems = [e for e in evaluator.log.events if e.source == "frida" and e.name in FRIDA_FAILURES]
+        if problems:
+            raise MCPWorldError("Frida hooks failed: " + "; ".join(
+                f"{e.name} {e.payload.get('script') or ''} {e.payload.get('description') or e.payload.get('function')}"
+                for e in problems))
+        if not attached.done() or attached.cancelled():
+            raise MCPWorldError(f"the Frida bridge exited with code {self.frida_proc.returncode} before attaching")
+
+    async def _setup(self, registry: ToolRegistry) -> None:
+        for i, step in enumerate(self.rt.task.setup):
+            result = await registry.call_unlisted(step.tool, step.args)
+            if result.is_error:
+                raise MCPWorldError(f"set-up step {i} ({step.tool}) failed: {result.summary()}")
 
     def _providers(self, env: Environment) -> list[ToolProvider]:
         providers: list[ToolProvider] = [ComputerTool(env.display), BashTool(env), EditTool(env)]
@@ -166,8 +211,8 @@ class Trial:
         t_start = time.perf_counter()
         started = time.time()
         evaluator = self.evaluator = Evaluator(self.run_id, rt.app.id, self.dir / "events.jsonl")
-        matcher = Matcher(rt)
-        evaluator.subscribe(matcher.feed)
+        matcher = self.matcher = Matcher(rt)
+        self._agent_from = None  # index of the first event that counts (recorded once the agent may act)
         await evaluator.start()
         env = self.env = make_environment(opts.backend)
         watcher = None
@@ -200,6 +245,10 @@ class Trial:
             self.timings.gateway_s = time.perf_counter() - t
             await launch
             ready = True
+            await self._setup(registry)
+            # only what happens from here on counts: start-up and set-up milestones never reach a key step
+            self._agent_from = len(evaluator.log.events)
+            evaluator.subscribe(matcher.feed)
             # an app the agent restarts gets the run config again, so its probe can authenticate
             evaluator.subscribe(self._rearm_on_disconnect)
             ctx.tools = registry
@@ -229,7 +278,7 @@ class Trial:
                 state = await self._query_state(env, evaluator)
                 self.timings.query_s = time.perf_counter() - t
             if ready:
-                await self._final_screenshot(registry, env)
+                await self._final_screenshot(env)
             # The verdict is on disk before the (slower) teardown: a runner killed now loses nothing.
             self.timings.total_s = time.perf_counter() - t_start
             self._result(evaluator, matcher, state, ctx, registry, started)
@@ -257,7 +306,7 @@ class Trial:
     def _rearm_on_disconnect(self, event) -> None:
         if event.source == "runner" and event.name == ev.PROBE_DISCONNECTED and self._probe_config_path:
             if self._probe_config_path.parent.exists():
-                self._write_probe_config()
+                self._write_probe_config(self._probe_config_path)
 
     async def _query_state(self, env: Environment, evaluator: Evaluator) -> dict | None:
         sq = self.rt.app.state_query
@@ -273,7 +322,7 @@ class Trial:
         evaluator.record_internal("query", sq.event, payload)
         return payload
 
-    async def _final_screenshot(self, registry, env) -> None:
+    async def _final_screenshot(self, env) -> None:
         try:
             from gateway.screen import Screen
             screen = Screen(env.display)
@@ -299,7 +348,7 @@ class Trial:
     def _result(self, evaluator, matcher, state, ctx, registry, started) -> TrialResult:
         rt = self.rt
         events = evaluator.log.events
-        verdict = matcher.verdict(events, state)
+        verdict = matcher.verdict(events[self._agent_from:] if self._agent_from is not None else [], state)
         forgeries = sum(1 for e in events if e.name == ev.FORGERY)
         # Only the app's milestones and the final state decide; an agent that crashed or timed out
         # after doing the work still succeeds. A trial whose set-up failed never does.

@@ -120,6 +120,12 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     for i, fm in enumerate(task.file_milestones):
         errors += _check_placeholders(fm.path, path_names, file, f"file_milestones[{i}].path", "paths")
 
+    for i, script in enumerate(task.frida_scripts):
+        if not app.frida:
+            errors.append(ConfigError(file, f"frida_scripts[{i}]", f"app '{app.id}' has no [frida] section to load it"))
+        elif not (file.parent / script).is_file():
+            errors.append(ConfigError(file, f"frida_scripts[{i}]", f"no file {file.parent / script}"))
+
     known: dict[str, str] = {name: "probe/frida" for name in app.events}
     known.update({fm.event: "fs" for fm in task.file_milestones})
     if app.state_event:
@@ -175,6 +181,13 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
             except (KeyError, ValueError) as e:
                 errors.append(ConfigError(file, f"oracle.{kind}[{j}].args", f"unknown placeholder {e} (params: {', '.join(params)})"))
     mcp_prefixes = tuple(f"{name}__" for name in app.mcp_servers)
+    for j, st in enumerate(task.setup):
+        try:
+            st.args = expand_tree(st.args, params)
+        except (KeyError, ValueError) as e:
+            errors.append(ConfigError(file, f"setup[{j}].args", f"unknown placeholder {e}"))
+        if not (st.tool in BUILTIN_TOOLS[1:] or st.tool.startswith(mcp_prefixes)):
+            errors.append(ConfigError(file, f"setup[{j}].tool", f"'{st.tool}' is neither bash/edit nor a tool of {', '.join(app.mcp_servers) or 'no'} MCP server"))
     for kind, seq in (("gui", task.oracle.gui), ("mcp", task.oracle.mcp)):
         for j, st in enumerate(seq or []):
             where_field = f"oracle.{kind}[{j}].tool"

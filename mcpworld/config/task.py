@@ -60,12 +60,15 @@ class Task(_Model):
     status: Literal["ready", "unavailable", "stub"] = "ready"
     context_data: list[CopySpec] = Field(default_factory=list)
     file_milestones: list[FileMilestone] = Field(default_factory=list)
+    frida_scripts: list[str] = Field(default_factory=list, description="the task's own hook scripts, in its folder")
     key_steps: list[KeyStep] = Field(min_length=1)
     success: Success = Success()
     state_query: bool = True
     timeout: float = Field(default=300.0, gt=0)
     max_steps: int = Field(default=50, gt=0)
     oracle: Oracle = Oracle()
+    setup: list[OracleStep] = Field(default_factory=list, description="MCP/bash calls that put the app in the task's "
+                                    "starting state once it is up (e.g. a recording running); their events never count")
 
     # filled in by the loader
     id: str = Field(default="", exclude=True)

@@ -7,6 +7,8 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcpworld.errors import EnvironmentSetupError
+
 
 @dataclass(frozen=True)
 class ExecResult:
@@ -80,6 +82,9 @@ class Environment(abc.ABC):
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
 
+    async def make_dir(self, path: str) -> None:
+        Path(path).mkdir(parents=True, exist_ok=True)
+
     async def path_kind(self, path: str) -> str | None:
         p = Path(path)
         return "dir" if p.is_dir() else "file" if p.exists() else None
@@ -96,6 +101,19 @@ class Environment(abc.ABC):
     @abc.abstractmethod
     async def wait_window(self, name_regex: str, timeout: float) -> int:
         """Wait until a visible top-level window whose name matches is mapped; its id."""
+
+    async def wait_port(self, port: int, timeout: float) -> None:
+        """Wait until something in the environment accepts TCP connections on this loopback port."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            try:
+                _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                return
+            except OSError:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise EnvironmentSetupError(f"nothing listens on port {port} after {timeout:.0f}s") from None
+                await asyncio.sleep(0.05)
 
     @abc.abstractmethod
     async def settle(self, name_regex: str, quiet: float, timeout: float) -> None:

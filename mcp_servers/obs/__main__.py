@@ -1,0 +1,3 @@
+from mcp_servers.obs.server import main
+
+main()
