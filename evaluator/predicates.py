@@ -6,7 +6,7 @@ literal (equality) or a mapping of operators, each starting with `$`:
     {"fields.Front": "hello", "tags": {"$contains": "quote"},
      "notes": {"$any": {"deck": "Default", "fields.Back": {"$regex": "^x=1$"}}}}
 
-Operators: $eq $ne $in $nin $gt $gte $lt $lte $contains $icontains $regex $not $exists
+Operators: $eq $ne $in $nin $gt $gte $lt $lte $contains $icontains $contains_all $regex $not $exists
 $len (a spec applied to the length), $any / $all / $none (a where applied to list items),
 $count (a spec applied to the number of list items matching a where: {"$count": {"where": W, "is": S}}).
 Everything is checked when the task loads (`compile_where`), not when the first event arrives.
@@ -94,6 +94,11 @@ def compile_spec(spec: Any, path: str) -> Pred:
                 preds.append(_cmp(fn, arg))
             case "$contains" | "$icontains":
                 preds.append(_contains(arg, fold=op == "$icontains"))
+            case "$contains_all":
+                if not isinstance(arg, list):
+                    raise PredicateError(where, "expects a list")
+                parts = [_contains(a, fold=False) for a in arg]
+                preds.append(lambda v, ps=parts: all(p(v) for p in ps))
             case "$regex":
                 try:
                     rx = re.compile(arg, re.S)
@@ -122,7 +127,7 @@ def compile_spec(spec: Any, path: str) -> Pred:
     return lambda v: all(p(v) for p in preds)
 
 
-OPERATORS = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$contains", "$icontains",
+OPERATORS = ("$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$contains", "$icontains", "$contains_all",
              "$regex", "$not", "$exists", "$len", "$any", "$all", "$none", "$count")
 
 

@@ -36,7 +36,7 @@ class Verdict(BaseModel):
 
 def _step_matches(rstep, event: Event, params: dict) -> bool:
     s = rstep.step
-    if event.name != s.event or event.source not in COUNTING_SOURCES:
+    if event.name not in s.events or event.source not in COUNTING_SOURCES:
         return False
     if s.source and event.source != s.source:
         return False
@@ -54,10 +54,13 @@ class Matcher:
         self.results = {rs.step.id: StepResult(id=rs.step.id) for rs in resolved.steps}
 
     def feed(self, event: Event) -> None:
+        reached_before = {sid for sid, r in self.results.items() if r.reached}
         for rs in self.resolved.steps:
             res = self.results[rs.step.id]
             if res.reached:
                 continue
+            if rs.step.after is not None and rs.step.after not in reached_before:
+                continue  # events are fed in order: this one is not later than the step it must follow
             try:
                 hit = _step_matches(rs, event, self.params)
             except Exception as e:  # a faulty task check must not kill the evaluator; it is recorded

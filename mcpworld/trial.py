@@ -32,7 +32,7 @@ from gateway.tools.edit import EditTool
 from mcpworld import paths
 from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached
 from mcpworld.config.load import ResolvedTask
-from mcpworld.config.templating import expand
+from mcpworld.config.templating import expand, expand_tree
 from mcpworld.envs.base import Environment
 from mcpworld.envs.local import LocalEnvironment
 from mcpworld.errors import MCPWorldError
@@ -191,7 +191,7 @@ class Trial:
 
     async def _setup(self, registry: ToolRegistry) -> None:
         for i, step in enumerate(self.rt.task.setup):
-            result = await registry.call_unlisted(step.tool, step.args)
+            result = await registry.call_unlisted(step.tool, expand_tree(step.args, self.values))
             if result.is_error:
                 raise MCPWorldError(f"set-up step {i} ({step.tool}) failed: {result.summary()}")
 
@@ -252,6 +252,7 @@ class Trial:
             # an app the agent restarts gets the run config again, so its probe can authenticate
             evaluator.subscribe(self._rearm_on_disconnect)
             ctx.tools = registry
+            ctx.values = dict(self.values)
             (self.dir / "tools.json").write_text(json.dumps([s.name for s in registry.specs()], indent=1))
             t = time.perf_counter()
             timeout = opts.timeout or rt.task.timeout

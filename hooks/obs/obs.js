@@ -60,7 +60,8 @@ const ownedString = (ptr) => {
 };
 const itemInfo = (item) => {
   const src = itemSource(item);
-  return {scene: nameOf(sceneSource(itemScene(item))), source: nameOf(src), kind: kindOf(src)};
+  const name = nameOf(src);
+  return {scene: nameOf(sceneSource(itemScene(item))), source: name, name: name, kind: kindOf(src)};
 };
 // the scene's items bottom to top, as the Sources dock lists them top to bottom reversed
 const sceneOrder = (scene) => {
@@ -154,7 +155,10 @@ mcpworld.hook('obs_source_update', {
 
 // -- filters ------------------------------------------------------------------------------
 mcpworld.hook('obs_source_filter_add', {
-  onEnter(a) { mcpworld.emit('filter_added', {source: nameOf(a[0]), filter: nameOf(a[1]), kind: kindOf(a[1])}); },
+  onEnter(a) {
+    mcpworld.emit('filter_added', {source: nameOf(a[0]), filter: nameOf(a[1]), kind: kindOf(a[1]),
+                                   settings: settingsOf(a[1])});
+  },
 }, LIBOBS);
 
 mcpworld.hook('obs_source_filter_remove', {

@@ -29,6 +29,7 @@ class AgentContext:
     task: object           # mcpworld.config.load.ResolvedTask
     max_steps: int
     gateway_url: str | None = None
+    values: dict = field(default_factory=dict)  # the run's placeholder values (home, ports, app paths)
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
     messages: list = field(default_factory=list)  # the agent's transcript, if it keeps one

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcpworld.agents.base import Agent, AgentContext, AgentError, register
+from mcpworld.config.templating import expand_tree
 
 
 @register
@@ -28,7 +29,7 @@ class OracleAgent(Agent):
             if step.tool not in available:
                 raise AgentError(f"oracle step {i} needs tool '{step.tool}', not offered in mode '{ctx.mode}'"
                                  f"{' with --no-bash' if ctx.no_bash else ''}")
-            result = await ctx.tools.call(step.tool, step.args)
+            result = await ctx.tools.call(step.tool, expand_tree(step.args, ctx.values))
             ctx.steps += 1
             if result.is_error:
                 raise AgentError(f"oracle step {i} ({step.tool}) failed: {result.summary()}")

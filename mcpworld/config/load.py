@@ -23,6 +23,11 @@ from mcpworld.errors import ConfigError, ConfigErrors
 ENV_PLACEHOLDERS = ("home", "env_dir", "root", "python", "bindir")
 
 
+def runtime_names(app: AppConfig) -> list[str]:
+    """Placeholders a run fills in: its environment's paths, the app's paths, ports and secrets."""
+    return [*ENV_PLACEHOLDERS, *app.paths, *(f"port_{p}" for p in app.ports), *(f"secret_{s}" for s in app.secrets)]
+
+
 @dataclass
 class ResolvedStep:
     step: KeyStep
@@ -133,8 +138,9 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     steps: list[ResolvedStep] = []
     for i, ks in enumerate(task.key_steps):
         where_field = f"key_steps[{i}]"
-        if ks.event not in known:
-            errors.append(ConfigError(file, f"{where_field}.event", f"unknown '{ks.event}' (known: {', '.join(sorted(known))})"))
+        for name in ks.events:
+            if name not in known:
+                errors.append(ConfigError(file, f"{where_field}.event", f"unknown '{name}' (known: {', '.join(sorted(known))})"))
         try:
             pred = compile_where(expand_tree(ks.where, params), f"{where_field}.where")
         except PredicateError as e:
@@ -173,17 +179,19 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
         except ConfigError as e:
             errors.append(e)
 
+    # oracle and set-up arguments may also name the run's values ({home}, {videos}, ...), filled in at run time
+    later = frozenset(runtime_names(app))
     for kind in ("gui", "mcp"):
         seq = getattr(task.oracle, kind)
         for j, st in enumerate(seq or []):
             try:
-                st.args = expand_tree(st.args, params)
+                st.args = expand_tree(st.args, params, later)
             except (KeyError, ValueError) as e:
                 errors.append(ConfigError(file, f"oracle.{kind}[{j}].args", f"unknown placeholder {e} (params: {', '.join(params)})"))
     mcp_prefixes = tuple(f"{name}__" for name in app.mcp_servers)
     for j, st in enumerate(task.setup):
         try:
-            st.args = expand_tree(st.args, params)
+            st.args = expand_tree(st.args, params, later)
         except (KeyError, ValueError) as e:
             errors.append(ConfigError(file, f"setup[{j}].args", f"unknown placeholder {e}"))
         if not (st.tool in BUILTIN_TOOLS[1:] or st.tool.startswith(mcp_prefixes)):

@@ -20,10 +20,18 @@ class _Model(BaseModel):
 class KeyStep(_Model):
     id: str = Field(pattern=r"^[a-z0-9_]+$")
     description: str = ""
-    event: str
+    event: str | list[str] = Field(description="the event name, or several that each count (e.g. a GUI and an "
+                                   "API path that reach different functions)")
+    after: str | None = Field(default=None, description="id of a key step that must be reached first: only "
+                              "events after the one that reached it count")
     source: Literal["probe", "frida", "fs", "query"] | None = None
     where: dict[str, Any] = Field(default_factory=dict)
     check: str | None = Field(default=None, description="'file.py:function' in the task folder, (event, params) -> bool")
+
+
+    @property
+    def events(self) -> list[str]:
+        return [self.event] if isinstance(self.event, str) else self.event
 
 
 class Success(_Model):
@@ -80,6 +88,8 @@ class Task(_Model):
         for s in steps:
             if s.id in seen:
                 raise ValueError(f"duplicate key step id '{s.id}'")
+            if s.after is not None and s.after not in seen:
+                raise ValueError(f"key step '{s.id}': after '{s.after}' must name an earlier key step")
             seen.add(s.id)
         return steps
 

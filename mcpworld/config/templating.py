@@ -18,8 +18,21 @@ def placeholders(template: str) -> list[str]:
     return [m.group(1) for m in _TOKEN.finditer(template) if m.group(1)]
 
 
-def expand(template: str, values: Mapping[str, Any]) -> str:
-    """Fill every placeholder; KeyError names the first unknown one."""
+def expand(template: str, values: Mapping[str, Any], later: frozenset[str] = frozenset()) -> str:
+    """Fill every placeholder; KeyError names the first unknown one.
+
+    Names in `later` are left as they are, escapes included, for a second expand() once their
+    values exist (a run's {home}, ports, ...)."""
+    if later:
+        def keep(m: re.Match) -> str:
+            name = m.group(1)
+            if name is None or name in later:
+                return m.group(0)
+            if name not in values:
+                raise KeyError(name)
+            return str(values[name]).replace("{", "{{").replace("}", "}}")
+        return _TOKEN.sub(keep, template)
+
     def repl(m: re.Match) -> str:
         name = m.group(1)
         if name is None:
@@ -30,12 +43,13 @@ def expand(template: str, values: Mapping[str, Any]) -> str:
     return _TOKEN.sub(repl, template)
 
 
-def expand_tree(obj: Any, values: Mapping[str, Any]) -> Any:
+def expand_tree(obj: Any, values: Mapping[str, Any], later: frozenset[str] = frozenset()) -> Any:
     """expand() every string inside nested lists/dicts (keys too, except $operators)."""
     if isinstance(obj, str):
-        return expand(obj, values)
+        return expand(obj, values, later)
     if isinstance(obj, list):
-        return [expand_tree(x, values) for x in obj]
+        return [expand_tree(x, values, later) for x in obj]
     if isinstance(obj, dict):
-        return {expand(k, values) if not k.startswith("$") else k: expand_tree(v, values) for k, v in obj.items()}
+        return {expand(k, values, later) if not k.startswith("$") else k: expand_tree(v, values, later)
+                for k, v in obj.items()}
     return obj

@@ -36,7 +36,7 @@ def scene(name: str, items: list[str], offsets: dict[str, tuple[float, float]] |
 
 
 def collection(name: str, scenes: list[dict], sources: list[dict], current: str) -> dict:
-    return {"name": name, "current_scene": current, "current_program_scene": current, "current_transition": "Fade",
+    return {"name": name, "current_scene": current, "current_program_scene": current, "current_transition": "Cut",
             "transition_duration": 300, "scene_order": [{"name": s["name"]} for s in scenes],
             "sources": scenes + sources, "groups": [], "transitions": [], "quick_transitions": [], "modules": {}}
 
