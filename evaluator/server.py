@@ -92,6 +92,18 @@ class Evaluator:
             fn(event)
         return True
 
+    async def quiet(self, gap: float, limit: float) -> None:
+        """Wait until no event has arrived for `gap` seconds (at most `limit`): lets the milestones of
+        the agent's last actions, still in flight from the app, land before the state is read."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while loop.time() < deadline:
+            last = self.log.events[-1].received if self.log.events else None
+            idle = time.time() - last if last else gap
+            if idle >= gap:
+                return
+            await asyncio.sleep(min(gap - idle, deadline - loop.time()) + 0.01)
+
     def record_internal(self, source: str, name: str, payload: dict | None = None, stream: str | None = None) -> Event:
         """Events the runner itself produces (query, fs, runner), through the same log and listeners."""
         stream = stream or source

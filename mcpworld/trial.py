@@ -40,6 +40,8 @@ from mcpworld.results import Timings, TrialResult
 
 PROBE_CONFIG_ENV = "MCPWORLD_PROBE_CONFIG"
 FRIDA_FAILURES = (ev.HOOK_ERROR, ev.HOOK_MISSING)
+# after the agent: wait for a pause this long in the event stream (at most QUIET_LIMIT) before the state query
+QUIET_GAP, QUIET_LIMIT = 0.3, 3.0
 
 
 @dataclass
@@ -87,6 +89,7 @@ class Trial:
         self.values: dict[str, str] = {}
         self._probe_config_path: Path | None = None
         self.frida_proc = None
+        self._verdict = None
 
     def _fail(self, category: str, detail: str) -> None:
         if self.failure is None:
@@ -274,6 +277,8 @@ class Trial:
         finally:
             if ready and not self._app_running(env) and self.failure is None:
                 self._fail("app_crash", f"the app exited with code {self.app_proc.returncode} during the trial")
+            if ready:
+                await evaluator.quiet(QUIET_GAP, QUIET_LIMIT)
             if ready and rt.app.state_query and rt.task.state_query:
                 t = time.perf_counter()
                 state = await self._query_state(env, evaluator)
@@ -349,7 +354,10 @@ class Trial:
     def _result(self, evaluator, matcher, state, ctx, registry, started) -> TrialResult:
         rt = self.rt
         events = evaluator.log.events
-        verdict = matcher.verdict(events[self._agent_from:] if self._agent_from is not None else [], state)
+        # decided once, before teardown (a task check may read files the teardown deletes)
+        if self._verdict is None:
+            self._verdict = matcher.verdict(events[self._agent_from:] if self._agent_from is not None else [], state)
+        verdict = self._verdict
         forgeries = sum(1 for e in events if e.name == ev.FORGERY)
         # Only the app's milestones and the final state decide; an agent that crashed or timed out
         # after doing the work still succeeds. A trial whose set-up failed never does.

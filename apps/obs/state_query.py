@@ -71,10 +71,10 @@ def _from_websocket(ctx) -> dict:
         cur = req("GetCurrentSceneTransition")
         profiles = req("GetProfileList")
         collections = req("GetSceneCollectionList")
-        params = {}
+        params: dict[str, dict] = {}
         for cat, name in PROFILE_PARAMS:
-            params[f"{cat}.{name}"] = req("GetProfileParameter", {"parameterCategory": cat, "parameterName": name}).get(
-                "parameterValue")
+            params.setdefault(cat, {})[name] = req("GetProfileParameter", {"parameterCategory": cat,
+                                                                         "parameterName": name}).get("parameterValue")
         service = req("GetStreamServiceSettings")
         video = req("GetVideoSettings")
         return {
@@ -113,7 +113,9 @@ def _from_files(ctx) -> dict:
     prof = configparser.ConfigParser(strict=False, interpolation=None)
     prof.optionxform = str
     prof.read(config / "basic" / "profiles" / profile_dir / "basic.ini")
-    params = {f"{c}.{n}": prof.get(c, n, fallback=None) for c, n in PROFILE_PARAMS}
+    params: dict[str, dict] = {}
+    for c, n in PROFILE_PARAMS:
+        params.setdefault(c, {})[n] = prof.get(c, n, fallback=None)
     return {"scenes": scene_names, "program_scene": data.get("current_program_scene"), "scene_items": items,
             "inputs": inputs, "filters": filters,
             "transition": {"name": data.get("current_transition"), "duration_ms": data.get("transition_duration")},

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import threading
+import time
 from typing import Any
 from urllib.parse import urlparse
 
@@ -169,7 +170,15 @@ def create_input(scene: str, name: str, kind: str, settings: dict[str, Any] | No
 @tool
 def remove_input(name: str) -> str:
     """Delete a source everywhere it is used."""
-    _req("RemoveInput", {"inputName": name})
+    # obs-websocket 5.1's RemoveInput only flags the source: scenes that are not on screen keep
+    # showing it until they next render. Removing its scene items first, as the GUI does, is immediate.
+    scenes = [s["sceneName"] for s in _req("GetSceneList")["scenes"]]
+    for scene in scenes:
+        for item in _req("GetSceneItemList", {"sceneName": scene})["sceneItems"]:
+            if item["sourceName"] == name:
+                _req("RemoveSceneItem", {"sceneName": scene, "sceneItemId": item["sceneItemId"]})
+    if any(i["inputName"] == name for i in _req("GetInputList")["inputs"]):
+        _req("RemoveInput", {"inputName": name})
     return _out({"removed": name})
 
 
@@ -282,9 +291,12 @@ def start_recording() -> str:
 
 @tool
 def stop_recording() -> str:
-    """Stop recording; returns the finished file's path."""
+    """Stop recording; returns once the file is finished, with its path."""
     r = _req("StopRecord")
-    return _out({"recording": False, "path": r.get("outputPath")})
+    deadline = time.monotonic() + 20
+    while _req("GetRecordStatus")["outputActive"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _out({"recording": _req("GetRecordStatus")["outputActive"], "path": r.get("outputPath")})
 
 
 @tool
