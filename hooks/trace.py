@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,8 +19,9 @@ FRIDA_DIR = Path(__file__).with_name("frida")
 
 
 class Tracer:
-    def __init__(self, pid: int, pattern: str, module: str = "*", max_args: int = 4):
+    def __init__(self, pid: int, pattern: str, module: str = "*", max_args: int = 4, signatures: Path | None = None):
         self.pid, self.pattern, self.module, self.max_args = pid, pattern, module, max_args
+        self.signatures = json.loads(signatures.read_text()) if signatures else None
         self.session = None
         self.hooked: int | None = None
         self.errors: list[str] = []
@@ -27,7 +30,7 @@ class Tracer:
         """Attach and hook; returns how many functions were hooked."""
         source = "\n".join([
             f"const PATTERN = {json.dumps(self.pattern)};", f"const MODULE = {json.dumps(self.module)};",
-            f"const MAX_ARGS = {int(self.max_args)};",
+            f"const MAX_ARGS = {int(self.max_args)};", f"const SIGNATURES = {json.dumps(self._matching_signatures())};",
             (FRIDA_DIR / "prelude.js").read_text(), (FRIDA_DIR / "trace.js").read_text()])
         self.session = frida.attach(self.pid)
         script = self.session.create_script(source, name="trace")
@@ -52,6 +55,14 @@ class Tracer:
         if self.hooked is None:
             raise RuntimeError(f"the trace script did not start: {'; '.join(self.errors) or 'timeout'}")
         return self.hooked
+
+    def _matching_signatures(self) -> dict | None:
+        """Only the signatures of functions the pattern can match: keeps the script small."""
+        if not self.signatures:
+            return None
+        rx = re.compile("|".join(fnmatch.translate(g.strip()) for g in self.pattern.split(",")))
+        return {"decoders": self.signatures.get("decoders", {}),
+                "functions": {k: v for k, v in self.signatures.get("functions", {}).items() if rx.match(k)}}
 
     def stop(self) -> None:
         if self.session is not None:
@@ -82,11 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pid", type=int, required=True)
     ap.add_argument("--pattern", required=True)
     ap.add_argument("--module", default="*")
+    ap.add_argument("--signatures", type=Path, help="parameter types, e.g. hooks/obs/signatures.json")
     args = ap.parse_args(argv)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
     signal.signal(signal.SIGINT, lambda *a: stop.set())
-    tracer = Tracer(args.pid, args.pattern, args.module)
+    tracer = Tracer(args.pid, args.pattern, args.module, signatures=args.signatures)
     lock = threading.Lock()
 
     def emit(obj: dict) -> None:

@@ -227,7 +227,7 @@ def apps_install(app_id: list[str] = typer.Option([], "--app", help="default: ev
 @hooks_app.command("trace")
 def hooks_trace(
     app_id: str = typer.Option(..., "--app", help="the app (started from its first task's snapshot)"),
-    pattern: str = typer.Option(..., help="glob of exported function names, e.g. 'obs_source_*'"),
+    pattern: str = typer.Option(..., help="glob(s) of exported function names, comma-separated, e.g. 'obs_source_*,obs_scene_create'"),
     module: str = typer.Option("*", help="glob of module names, e.g. 'libobs.so*'"),
     out: Optional[Path] = typer.Option(None, help="also save every call as JSONL"),
     seconds: Optional[float] = typer.Option(None, help="stop after this long (default: Ctrl-C)"),

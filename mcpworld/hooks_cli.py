@@ -27,9 +27,12 @@ class TraceAgent(Agent):
 
     async def run(self, ctx: AgentContext) -> None:
         sink = open(self.out, "a", buffering=1) if self.out else None
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "hooks.trace", "--pid", str(self.trial.app_proc.pid), "--pattern", self.pattern,
-            "--module", self.module, stdout=asyncio.subprocess.PIPE, cwd=str(paths.ROOT))
+        argv = ["--pid", str(self.trial.app_proc.pid), "--pattern", self.pattern, "--module", self.module]
+        signatures = paths.HOOKS_DIR / self.trial.rt.app.id / "signatures.json"
+        if signatures.is_file():  # parameter types and names for this app's libraries
+            argv += ["--signatures", str(signatures)]
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "hooks.trace", *argv,
+                                                    stdout=asyncio.subprocess.PIPE, cwd=str(paths.ROOT))
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
 
@@ -38,7 +41,8 @@ class TraceAgent(Agent):
                 msg = json.loads(line)
                 if msg["type"] == "ready":
                     self.console.print(f"tracing {msg['hooked']} function(s) matching {self.pattern!r} in "
-                                       f"{self.module!r} on display {self.trial.env.display}; Ctrl-C to stop")
+                                       f"{self.module!r} on display {self.trial.env.display}; Ctrl-C to stop",
+                                       markup=False, soft_wrap=True)
                 elif msg["type"] == "error":
                     raise AgentError(f"trace failed: {msg['error']}")
                 else:
