@@ -15,6 +15,7 @@ any other message is forwarded as `frida_message`.
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import threading
@@ -32,20 +33,22 @@ class FridaBridge:
         self.client, self.scripts = client, scripts
         self.session = None
         self.detached = threading.Event()
+        self._offset = 0
 
     def attach(self, pid: int) -> None:
         self.session = frida.attach(pid)
         self.session.on("detached", self._on_detached)
         prelude = PRELUDE.read_text()
+        self._offset = prelude.count("\n") + 1  # line numbers in errors count from the script's own start
         loaded = []
         for path in self.scripts:
             # each script is its own JS runtime: the prelude goes in front of every one
-            script = self.session.create_script(prelude + "\n" + path.read_text(), name=path.stem)
-            script.on("message", lambda message, data, name=path.name: self._on_message(name, message))
             try:
+                script = self.session.create_script(prelude + "\n" + path.read_text(), name=path.stem)
+                script.on("message", lambda message, data, name=path.name: self._on_message(name, message))
                 script.load()
             except frida.InvalidArgumentError as e:  # a syntax error: say so, keep the other scripts
-                self.client.emit("hook_error", {"script": path.name, "description": str(e)})
+                self.client.emit("hook_error", {"script": path.name, "description": self._own_lines(str(e))})
                 continue
             loaded.append((path.name, script))
         # an RPC round trip per script: every send() made while loading arrives before frida_attached
@@ -62,8 +65,13 @@ class FridaBridge:
             else:
                 self.client.emit("frida_message", {"script": script, "payload": body})
         elif message.get("type") == "error":
+            line = message.get("lineNumber")
             self.client.emit("hook_error", {"script": script, "description": message.get("description"),
-                                            "stack": message.get("stack"), "line": message.get("lineNumber")})
+                                            "stack": message.get("stack"),
+                                            "line": line - self._offset if isinstance(line, int) else line})
+
+    def _own_lines(self, text: str) -> str:
+        return re.sub(r"line (\d+)", lambda m: f"line {int(m.group(1)) - self._offset}", text)
 
     def _on_detached(self, reason, crash) -> None:
         detail = {"reason": str(reason)}

@@ -197,6 +197,14 @@ class Trial:
             result = await registry.call_unlisted(step.tool, expand_tree(step.args, self.values))
             if result.is_error:
                 raise MCPWorldError(f"set-up step {i} ({step.tool}) failed: {result.summary()}")
+        # the set-up's own milestones (some asynchronous) land before counting starts
+        for name in self.rt.task.setup_events:
+            try:
+                await asyncio.wait_for(self.evaluator.wait_event(name), 30)
+            except asyncio.TimeoutError:
+                raise MCPWorldError(f"the set-up did not lead to '{name}' within 30s") from None
+        if self.rt.task.setup:
+            await self.evaluator.quiet(QUIET_GAP, QUIET_LIMIT)
 
     def _providers(self, env: Environment) -> list[ToolProvider]:
         providers: list[ToolProvider] = [ComputerTool(env.display), BashTool(env), EditTool(env)]

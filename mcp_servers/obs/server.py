@@ -284,9 +284,12 @@ def set_transition_settings(settings: dict[str, Any], overlay: bool = True) -> s
 # -- recording, replay buffer, streaming ------------------------------------------------------
 @tool
 def start_recording() -> str:
-    """Start recording to the profile's recording path and format."""
+    """Start recording to the profile's recording path and format; returns once it records."""
     _req("StartRecord")
-    return _out({"recording": True})
+    deadline = time.monotonic() + 20
+    while not _req("GetRecordStatus")["outputActive"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _out({"recording": _req("GetRecordStatus")["outputActive"]})
 
 
 @tool

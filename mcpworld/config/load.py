@@ -135,6 +135,9 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     known.update({fm.event: "fs" for fm in task.file_milestones})
     if app.state_event:
         known[app.state_event] = "query"
+    for i, name in enumerate(task.setup_events):
+        if name not in app.events:
+            errors.append(ConfigError(file, f"setup_events[{i}]", f"unknown '{name}' (known: {', '.join(sorted(app.events))})"))
     steps: list[ResolvedStep] = []
     for i, ks in enumerate(task.key_steps):
         where_field = f"key_steps[{i}]"

@@ -77,6 +77,8 @@ class Task(_Model):
     oracle: Oracle = Oracle()
     setup: list[OracleStep] = Field(default_factory=list, description="MCP/bash calls that put the app in the task's "
                                     "starting state once it is up (e.g. a recording running); their events never count")
+    setup_events: list[str] = Field(default_factory=list, description="milestones that mark the set-up as done "
+                                    "(its effects may be asynchronous): the agent starts once all were recorded")
 
     # filled in by the loader
     id: str = Field(default="", exclude=True)
