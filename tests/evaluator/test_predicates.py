@@ -47,3 +47,10 @@ def test_bad_predicates_name_the_path(where, path):
     with pytest.raises(PredicateError) as e:
         compile_where(where)
     assert e.value.path == path
+
+
+def test_contains_all():
+    pred = compile_where({"scenes": {"$contains_all": ["A", "B"]}})
+    assert pred({"scenes": ["B", "C", "A"]})
+    assert not pred({"scenes": ["A", "C"]})
+    assert not pred({"scenes": None})

@@ -69,6 +69,12 @@ def test_the_real_tasks_load():
     ({"surprise": 1}, "surprise", "Extra inputs are not permitted"),
     ({"oracle": {"gui": None, "mcp": None}}, "modes", "no oracle usable"),
     ({"key_steps__0__check": "checks.py:fn"}, "key_steps[0].check", "must be 'file.py:function'"),
+    ({"key_steps__0__event": ["note_added", "nope"]}, "key_steps[0].event", "unknown 'nope'"),
+    ({"key_steps__0__after": "later"}, "key_steps", "must name an earlier key step"),
+    ({"frida_scripts": ["x.js"]}, "frida_scripts[0]", "has no [frida] section"),
+    ({"setup_events": ["nope"]}, "setup_events[0]", "unknown 'nope'"),
+    ({"setup": [{"tool": "zotero__add"}]}, "setup[0].tool", "neither bash/edit nor a tool"),
+    ({"oracle__mcp__0__args": {"x": "{homme}"}}, "oracle.mcp[0].args", "unknown placeholder"),
 ])
 def test_malformed_task_names_file_field_and_problem(tmp_path, changes, field, problem):
     found = errors_of(tmp_path, mutate(**changes))
@@ -115,6 +121,15 @@ def test_malformed_app_config(tmp_path):
     (folder / "app.toml").write_text("id = [")
     with pytest.raises(ConfigError, match="cannot read TOML"):
         load_app(folder / "app.toml")
+
+
+def test_run_values_in_oracle_arguments_wait_for_the_run():
+    from mcpworld.config.templating import expand, expand_tree
+    later = frozenset({"home"})
+    kept = expand_tree({"path": "{home}/x {{lit}} {p}"}, {"p": "a{b}"}, later)
+    assert kept == {"path": "{home}/x {{lit}} a{{b}}"}
+    assert expand_tree(kept, {"home": "/h"}) == {"path": "/h/x {lit} a{b}"}
+    assert expand("{home}", {}, later) == "{home}"
 
 
 def test_placeholder_escapes():

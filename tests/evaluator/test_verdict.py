@@ -1,0 +1,52 @@
+"""Key-step matching: several event names per step, and steps that must follow another."""
+
+import json
+
+from evaluator.events import Event
+from evaluator.verdict import Matcher
+from mcpworld import paths
+from mcpworld.config.load import load_apps, load_task
+
+T88 = json.loads((paths.TASKS_DIR / "obs" / "88" / "task.json").read_text())
+
+
+def resolved(tmp_path, key_steps):
+    folder = tmp_path / "obs" / "88"
+    folder.mkdir(parents=True)
+    (folder / "task.json").write_text(json.dumps({**T88, "key_steps": key_steps, "success": {"key_steps": "all"}}))
+    return load_task(folder / "task.json", load_apps())
+
+
+def feed(matcher, *events):
+    for i, (name, payload) in enumerate(events):
+        matcher.feed(Event(run_id="r", source="frida", app="obs", name=name, payload=payload, seq=i, stream="s"))
+    return {r.id: r.reached for r in matcher.results.values()}
+
+
+STEPS = [{"id": "added", "event": "scene_item_added", "where": {"source": "A"}},
+         {"id": "gone", "event": ["source_removed", "scene_item_removed"], "where": {"name": "A"}, "after": "added"}]
+
+
+def test_any_listed_event_reaches_a_step(tmp_path):
+    rt = resolved(tmp_path, STEPS)
+    assert feed(Matcher(rt), ("scene_item_added", {"source": "A"}), ("scene_item_removed", {"name": "A"})) == \
+        {"added": True, "gone": True}
+    assert feed(Matcher(rt), ("scene_item_added", {"source": "A"}), ("source_removed", {"name": "A"})) == \
+        {"added": True, "gone": True}
+
+
+def test_a_step_that_must_follow_ignores_earlier_events(tmp_path):
+    rt = resolved(tmp_path, STEPS)
+    m = Matcher(rt)
+    assert feed(m, ("source_removed", {"name": "A"}), ("scene_item_added", {"source": "A"})) == \
+        {"added": True, "gone": False}
+    verdict = m.verdict([], None)
+    assert not verdict.success and "gone" in verdict.reason
+
+
+def test_one_event_cannot_reach_a_step_and_the_one_after_it(tmp_path):
+    rt = resolved(tmp_path, [{"id": "first", "event": "config_set", "where": {"key": "K"}},
+                             {"id": "second", "event": "config_set", "where": {"key": "K"}, "after": "first"}])
+    m = Matcher(rt)
+    assert feed(m, ("config_set", {"key": "K"})) == {"first": True, "second": False}
+    assert feed(m, ("config_set", {"key": "K"})) == {"first": True, "second": True}
