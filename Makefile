@@ -1,4 +1,4 @@
-# Two commands for a new user:  `make demo` (set up, then run the oracle over all Anki tasks)
+# Two commands for a new user:  `make demo` (set up, then run the oracle over all Anki and OBS tasks)
 # and `make test` (set up, then run the test suite). Both install what is missing first.
 PYTHON ?= python3
 VENV   := .venv
@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml $(wildcard apps/*/app.toml)
 	touch $(STAMP)
 
 demo: setup
-	$(BIN)/mcpworld run --mode hybrid --app anki --agent oracle
+	$(BIN)/mcpworld run --mode hybrid --app anki --app obs --agent oracle
 
 test: setup
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
@@ -33,6 +33,7 @@ test: setup
 
 snapshots: setup
 	$(BIN)/python snapshots/anki/build.py
+	$(BIN)/python snapshots/obs/build.py
 
 clean:
 	rm -rf $(VENV) runs
