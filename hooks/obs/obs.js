@@ -90,6 +90,15 @@ mcpworld.hook('obs_source_create', {
   },
 }, LIBOBS);
 
+// the GUI creates transitions (and filters) as private sources
+mcpworld.hook('obs_source_create_private', {
+  onEnter(a) { this.kind = mcpworld.cstr(a[0]); this.name = mcpworld.cstr(a[1]); },
+  onLeave(src) {
+    if (src.isNull() || sourceType(src) !== OBS_SOURCE_TYPE_TRANSITION) return;
+    mcpworld.emit('transition_created', {name: this.name, kind: this.kind, settings: settingsOf(src)});
+  },
+}, LIBOBS);
+
 mcpworld.hook('obs_scene_add', {
   onEnter(a) { this.scene = a[0]; this.src = a[1]; },
   onLeave(item) {
@@ -212,6 +221,25 @@ for (const name of ['obs_service_create', 'obs_service_update']) {
     },
   }, LIBOBS);
 }
+
+// -- hotkeys: the frontend routes a pressed hotkey to the main thread through this call
+const enumHotkeys = fn('obs_enum_hotkeys', 'void', ['pointer', 'pointer']);
+const hotkeyName = fn('obs_hotkey_get_name', 'pointer', ['pointer']);
+const hotkeyNames = {};
+const learnHotkeys = () => {
+  const cb = new NativeCallback((_data, id, key) => {
+    hotkeyNames[uint64(id.toString()).toNumber()] = mcpworld.cstr(hotkeyName(key));
+    return 1;
+  }, 'bool', ['pointer', 'size_t', 'pointer']);
+  enumHotkeys(cb, ptr(0));
+};
+mcpworld.hook('obs_hotkey_trigger_routed_callback', {
+  onEnter(a) {
+    const id = a[0].toUInt32();
+    if (!(id in hotkeyNames)) learnHotkeys();
+    mcpworld.emit('hotkey_pressed', {id: id, name: hotkeyNames[id] || null, pressed: (a[1].toInt32() & 0xff) !== 0});
+  },
+}, LIBOBS);
 
 // -- profile settings: the frontend writes them with config_set_* on Apply / on obs-websocket calls
 const PROFILE_SECTIONS = new Set(['Output', 'SimpleOutput', 'AdvOut', 'Video', 'Audio', 'Hotkeys', 'Stream1']);
