@@ -115,9 +115,26 @@ class LocalEnvironment(Environment):
                 _, self._bus = await self._start_reporting(
                     [_require("dbus-daemon"), "--session", "--nofork", "--print-address={fd}"], "dbus")
                 await self.spawn([_require("xfwm4"), "--compositor=off", "--sm-client-disable"], log_name="xfwm4")
+                await self._wait_window_manager()
         except (asyncio.TimeoutError, ValueError, OSError) as e:
             await self.close()
             raise EnvironmentSetupError(f"the desktop did not start: {e!r}") from None
+
+    async def _wait_window_manager(self, timeout: float = 15.0) -> None:
+        """Wait until the window manager announces itself (EWMH): apps started earlier behave differently
+        (OBS, for one, then drops its window-capture source for the whole run)."""
+        xprop = _require("xprop")
+        deadline = time.monotonic() + timeout
+        while True:
+            proc = await asyncio.create_subprocess_exec(
+                xprop, "-display", self._display, "-root", "_NET_SUPPORTING_WM_CHECK",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            out, _ = await proc.communicate()
+            if b"window id" in out:
+                return
+            if time.monotonic() > deadline:
+                raise asyncio.TimeoutError("xfwm4 did not set _NET_SUPPORTING_WM_CHECK")
+            await asyncio.sleep(0.05)
 
     async def _start_reporting(self, argv: list[str], name: str) -> tuple[asyncio.subprocess.Process, str]:
         """Start a daemon that reports where it listens on a pipe ({fd} in argv); that first line."""
