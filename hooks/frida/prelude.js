@@ -3,6 +3,9 @@
 //   mcpworld.hook('obs_scene_create', {onEnter(args) {...}}, 'libobs.so.29')
 //   mcpworld.cstr(ptr)                                       -> string or null, never throws
 //   mcpworld.emit('scene_created', {name: ...})               -> one milestone event
+//   mcpworld.fn('obs_source_get_name', 'pointer', ['pointer'], 'libobs.so.29')  -> callable NativeFunction
+//   mcpworld.json(text)                                       -> parsed JSON or null, never throws
+// A hook or function whose export is missing is reported as a hook_missing event (the trial stops).
 'use strict';
 
 const mcpworld = {
@@ -25,6 +28,23 @@ const mcpworld = {
       return null;
     }
     return Interceptor.attach(addr, callbacks);
+  },
+
+  fn(name, ret, argTypes, moduleName) {
+    const addr = mcpworld.exportOf(name, moduleName);
+    if (addr === null) {
+      mcpworld.emit('hook_missing', {function: name, module: moduleName || null});
+      return null;
+    }
+    return new NativeFunction(addr, ret, argTypes);
+  },
+
+  json(text) {
+    try {
+      return text ? JSON.parse(text) : null;
+    } catch (e) {
+      return null;
+    }
   },
 
   cstr(ptr) {

@@ -4,10 +4,7 @@
 'use strict';
 
 const LIBOBS = 'libobs.so.29';
-const fn = (name, ret, args, mod) => {
-  const addr = mcpworld.exportOf(name, mod || LIBOBS);
-  return addr === null ? null : new NativeFunction(addr, ret, args);
-};
+const fn = (name, ret, args, mod) => mcpworld.fn(name, ret, args, mod || LIBOBS);
 const getName = fn('obs_source_get_name', 'pointer', ['pointer']);
 const getId = fn('obs_source_get_id', 'pointer', ['pointer']);
 const sceneSource = fn('obs_scene_get_source', 'pointer', ['pointer']);
@@ -38,11 +35,7 @@ const OBS_SOURCE_TYPE_TRANSITION = 2;
 
 const nameOf = (src) => (src.isNull() ? null : mcpworld.cstr(getName(src)));
 const kindOf = (src) => (src.isNull() ? null : mcpworld.cstr(getId(src)));
-const jsonOf = (dataPtr) => {
-  if (dataPtr.isNull()) return null;
-  const text = mcpworld.cstr(dataJson(dataPtr));
-  try { return text ? JSON.parse(text) : null; } catch (e) { return null; }
-};
+const jsonOf = (dataPtr) => (dataPtr.isNull() ? null : mcpworld.json(mcpworld.cstr(dataJson(dataPtr))));
 const settingsOf = (src) => {
   const data = getSettings(src);
   if (data.isNull()) return null;

@@ -315,6 +315,30 @@ def get_recording_directory() -> str:
     return _out(_req("GetRecordDirectory")["recordDirectory"])
 
 
+def _output_mode() -> str:
+    mode = _req("GetProfileParameter", {"parameterCategory": "Output", "parameterName": "Mode"}).get("parameterValue")
+    return "AdvOut" if mode == "Advanced" else "SimpleOutput"
+
+
+@tool
+def set_recording_directory(path: str) -> str:
+    """Set the folder recordings are written to (the current profile, Simple or Advanced output mode)."""
+    section = _output_mode()
+    key = "RecFilePath" if section == "AdvOut" else "FilePath"
+    folder = os.path.expanduser(path)
+    _req("SetProfileParameter", {"parameterCategory": section, "parameterName": key, "parameterValue": folder})
+    return _out({"record_directory": folder})
+
+
+@tool
+def set_recording_format(file_format: str) -> str:
+    """Set the recording container: mkv, mp4, mov, flv, ts or m3u8."""
+    section = _output_mode()
+    _req("SetProfileParameter", {"parameterCategory": section, "parameterName": "RecFormat",
+                                 "parameterValue": file_format})
+    return _out({"format": file_format})
+
+
 @tool
 def start_replay_buffer() -> str:
     """Start the replay buffer (it must be enabled in the profile)."""

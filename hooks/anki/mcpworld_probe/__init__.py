@@ -67,8 +67,11 @@ if _cfg is not None:
     def _after_bridge_call(method: str) -> None:
         # An MCP call returns only once the milestones it caused are with the evaluator: the op's
         # hooks run on the main thread after its result is ready, then the probe flushes.
+        # The op's hooks may be queued on the main thread only after the barrier, so the probe also
+        # rescans there itself: whatever the call changed is emitted before the call returns.
         if _client is not None:
             bridge.main_thread_barrier()
+            bridge.main_thread_barrier(lambda: _rescan("bridge_call", bridge.BRIDGE))
             _client.flush(5.0)
 
     _ui_ready_sent = False

@@ -314,10 +314,19 @@ def call_on_main(method: str, params: dict, on_main_done=None):
     return value
 
 
-def main_thread_barrier(timeout: float = 5.0) -> None:
-    """Return once the main thread has run everything queued before now (e.g. an op's hooks)."""
+def main_thread_barrier(then=None, timeout: float = 5.0) -> None:
+    """Return once the main thread has run everything queued before now (e.g. an op's hooks),
+    and `then` after it, if given."""
     passed = threading.Event()
-    mw.taskman.run_on_main(passed.set)
+
+    def run():
+        try:
+            if then is not None:
+                then()
+        finally:
+            passed.set()
+
+    mw.taskman.run_on_main(run)
     passed.wait(timeout)
 
 
