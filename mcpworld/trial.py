@@ -181,7 +181,7 @@ class Trial:
                                           cwd=str(paths.ROOT), log_name="frida")
         attached = asyncio.ensure_future(evaluator.wait_event(ev.FRIDA_ATTACHED, source="frida"))
         exited = asyncio.ensure_future(self.frida_proc.wait())
-        await asyncio.wait({attached, exited}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({attached, exited}, return_when=asyncio.FIRST_COMPLETED)
         for f in (attached, exited):
             f.cancel()
         problems = [e for e in evaluator.log.events if e.source == "frida" and e.name in FRIDA_FAILURES]
@@ -189,7 +189,7 @@ class Trial:
             raise MCPWorldError("Frida hooks failed: " + "; ".join(
                 f"{e.name} {e.payload.get('script') or ''} {e.payload.get('description') or e.payload.get('function')}"
                 for e in problems))
-        if not attached.done() or attached.cancelled():
+        if attached not in done:
             raise MCPWorldError(f"the Frida bridge exited with code {self.frida_proc.returncode} before attaching")
 
     async def _setup(self, registry: ToolRegistry) -> None:
@@ -222,7 +222,7 @@ class Trial:
         t_start = time.perf_counter()
         started = time.time()
         evaluator = self.evaluator = Evaluator(self.run_id, rt.app.id, self.dir / "events.jsonl")
-        matcher = self.matcher = Matcher(rt)
+        matcher = Matcher(rt)
         self._agent_from = None  # index of the first event that counts (recorded once the agent may act)
         await evaluator.start()
         env = self.env = make_environment(opts.backend)
