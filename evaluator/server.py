@@ -44,10 +44,11 @@ class Evaluator:
         self.connected_streams: set[str] = set()
         self.probe_connected = asyncio.Event()
         self.port = 0
+        self.host = "127.0.0.1"
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}"
+        return f"ws://{self.host}:{self.port}"
 
     def subscribe(self, fn: Listener) -> None:
         self._listeners.append(fn)
@@ -69,8 +70,10 @@ class Evaluator:
         finally:
             self._listeners.remove(listener)
 
-    async def start(self) -> None:
-        self._server = await serve(self._handle, "127.0.0.1", 0, max_size=8 * 1024 * 1024)
+    async def start(self, host: str = "127.0.0.1") -> None:
+        """Listen on host: loopback, or the host's address on a container network (probes inside reach it there)."""
+        self.host = host
+        self._server = await serve(self._handle, host, 0, max_size=8 * 1024 * 1024)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:

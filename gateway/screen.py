@@ -8,13 +8,19 @@ import io
 import time
 
 import mss
+import mss.exception
 from PIL import Image
 
 
 class Screen:
     def __init__(self, display: str):
         self.display = display
-        self._mss = mss.MSS(display=display)
+        try:
+            self._mss = mss.MSS(display=display)
+        except mss.exception.ScreenShotError:
+            # mss's XCB backends take the first list of 24-bit visuals, and TigerVNC's Xvnc (the container
+            # desktops) announces depth 24 twice, the root visual in the second; Xlib's reads it fine
+            self._mss = mss.MSS(display=display, backend="xlib")
         mon = self._mss.monitors[0]
         self.width, self.height = mon["width"], mon["height"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -22,6 +21,8 @@ tasks_app = typer.Typer(no_args_is_help=True, help="List, validate and show task
 app.add_typer(tasks_app, name="tasks")
 apps_app = typer.Typer(no_args_is_help=True, help="List and install apps.")
 app.add_typer(apps_app, name="apps")
+images_app = typer.Typer(no_args_is_help=True, help="Build and list the container images (--backend docker).")
+app.add_typer(images_app, name="images")
 hooks_app = typer.Typer(no_args_is_help=True, help="Write hooks: trace an app's exported functions, check a task's key steps.")
 app.add_typer(hooks_app, name="hooks")
 console = Console()
@@ -70,6 +71,11 @@ def run(
     max_steps: Optional[int] = typer.Option(None, help="agent step cap (default: the task's)"),
     model: Optional[str] = typer.Option(None, help="model for the claude agent"),
     agent_command: Optional[str] = typer.Option(None, "--command", help="argv for the command agent; {prompt} is one slot"),
+    backend: str = typer.Option("local", help="local (Xvfb on this machine) or docker (one container per trial)"),
+    desktop: str = typer.Option("xfce", help="docker: the desktop image, xfce or kde"),
+    gpu: str = typer.Option("auto", help="docker: auto (what the host has), none (software GL) or nvidia"),
+    app_build: Optional[Path] = typer.Option(None, help="docker: a host folder with the app's own build (bin/, lib/), "
+                                                        "mounted read-only and put first on PATH"),
 ):
     """Run tasks with an agent and print SR and KSCR per task and overall."""
     from mcpworld.runner import plan, run_all
@@ -81,8 +87,15 @@ def run(
             raise typer.Exit(2)
     _, tasks = _load()
     chosen = _select(tasks, task, app_id)
+    if backend not in ("local", "docker"):
+        err.print(f"[red]error[/red] --backend '{backend}' is not one of local, docker")
+        raise typer.Exit(2)
+    if app_build is not None and not app_build.is_dir():
+        err.print(f"[red]error[/red] --app-build {app_build}: no such folder")
+        raise typer.Exit(2)
     opts = TrialOptions(no_bash=no_bash, tools=frozenset(t.strip() for t in tools.split(",")) if tools else None,
-                        timeout=timeout, max_steps=max_steps)
+                        timeout=timeout, max_steps=max_steps, backend=backend, desktop=desktop, gpu=gpu,
+                        app_build=app_build)
     agent_options = {}
     if agent == "claude" and model:
         agent_options["model"] = model
@@ -91,7 +104,7 @@ def run(
             err.print("[red]error[/red] --agent command needs --command 'ARGV with {prompt}'")
             raise typer.Exit(2)
         agent_options["command"] = agent_command
-    out = out or paths.ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{agent}"
+    out = out or paths.new_run_dir(agent)
     total = len(plan(chosen, mode, trials))
     if total == 0:
         err.print("[red]error[/red] nothing to run: no selected task declares the chosen mode(s)")
@@ -102,6 +115,11 @@ def run(
 
         def on_start(label: str) -> None:
             progress.update(bar, description=label)
+
+        def on_view(url: str) -> None:
+            progress.console.print(f"live view: {url}", highlight=False)
+
+        opts.on_view = on_view
 
         def on_trial(result, done, total_) -> None:
             mark = "[green]pass[/green]" if result.success else f"[red]fail[/red] ({result.failure})"
@@ -116,6 +134,27 @@ def run(
             raise typer.Exit(1)
     _print_summary(json.loads(summary.model_dump_json()))
     console.print(f"results: {out}")
+
+
+@app.command()
+def view(run_dir: Path, open_browser: bool = typer.Option(False, "--open", help="open it in a web browser")):
+    """The live view (noVNC) of the trial a docker run is on now."""
+    info_file = run_dir / "view.json"
+    if not info_file.exists():
+        err.print(f"[red]error[/red] {run_dir} has no live view (only --backend docker runs have one)")
+        raise typer.Exit(2)
+    info = json.loads(info_file.read_text())
+    from mcpworld import images
+    from mcpworld.envs.docker import LABEL_ENV
+
+    running = images.docker_client().containers.list(filters={"label": f"{LABEL_ENV}={info['env']}"})
+    if not running:
+        err.print(f"the trial {info['trial']} has ended; its desktop is gone (last view: {info['url']})")
+        raise typer.Exit(1)
+    console.print(f"{info['trial']}: {info['url']}", highlight=False)
+    if open_browser:
+        import webbrowser
+        webbrowser.open(info["url"])
 
 
 def _print_summary(summary: dict) -> None:
@@ -190,6 +229,36 @@ def tasks_show(task_id: str):
     console.print_json(json.dumps(rt.raw))
 
 
+@tasks_app.command("record-windows")
+def tasks_record_windows(task_ids: list[str] = typer.Argument(..., help="e.g. obs/95"),
+                         write: bool = typer.Option(False, "--write", help="store them in the task files")):
+    """Run GUI oracles once and note which window has the focus after each step.
+
+    With --write, each step's `window` is set, and the oracle will wait for that window from then on."""
+    from mcpworld.oracle_windows import record, write as write_windows
+
+    _, tasks = _load()
+    out = paths.new_run_dir("record-windows")
+    failed = 0
+    for rt in _select(tasks, task_ids, []):
+        if not rt.task.oracle.gui:
+            err.print(f"[yellow]skip[/yellow] {rt.key}: no GUI oracle")
+            continue
+        try:
+            patterns = asyncio.run(record(rt, out / rt.key.replace('/', '-')))
+        except RuntimeError as e:
+            err.print(f"[red]error[/red] {e}")
+            failed += 1
+            continue
+        for i, (step, pattern) in enumerate(zip(rt.task.oracle.gui, patterns)):
+            console.print(f"{rt.key} [{i}] {step.args.get('action')} {step.args.get('text') or step.args.get('coordinate') or ''}"
+                          f" -> {pattern}", highlight=False)
+        if write:
+            console.print(f"wrote {write_windows(rt, patterns)}")
+    if failed:
+        raise typer.Exit(1)
+
+
 @apps_app.command("list")
 def apps_list():
     """The apps, whether each is installed here, and its task count."""
@@ -224,6 +293,44 @@ def apps_install(app_id: list[str] = typer.Option([], "--app", help="default: ev
         err.print(f"{a.id}: installed")
 
 
+@images_app.command("build")
+def images_build(desktop: list[str] = typer.Option(["xfce"], "--desktop", help="xfce or kde (repeatable)"),
+                 app_id: list[str] = typer.Option([], "--app", help="app layers to build (default: every app)"),
+                 base: str = typer.Option("auto", help="base image: 'auto' (debian:bookworm from a registry, else "
+                                                       "debootstrap of this machine's apt mirror), 'debootstrap', or an image name"),
+                 force: bool = typer.Option(False, help="rebuild even if the inputs did not change")):
+    """Build the desktop images and app layers; each is skipped while its inputs are unchanged."""
+    from mcpworld import images
+
+    apps = load_apps()
+    unknown = [a for a in app_id if a not in apps]
+    if unknown:
+        err.print(f"[red]error[/red] unknown app {', '.join(unknown)} (known: {', '.join(apps)})")
+        raise typer.Exit(2)
+    client = images.docker_client()
+    try:
+        built = images.build_all(client, desktop, [apps[a] for a in app_id] if app_id else list(apps.values()),
+                                 base, log=lambda m: err.print(m, highlight=False), force=force)
+    except images.ImageBuildError as e:
+        err.print(f"[red]error[/red] {e}", highlight=False)
+        raise typer.Exit(1)
+    table = Table("image", "size", "build")
+    for b in built:
+        table.add_row(b.tag, f"{b.size_mb:.0f} MB", "cached" if b.cached else f"{b.seconds:.0f}s")
+    console.print(table)
+
+
+@images_app.command("list")
+def images_list():
+    """The mcpworld images this Docker engine has."""
+    from mcpworld import images
+
+    table = Table("image", "size", "created", "inputs")
+    for row in images.describe(images.docker_client()):
+        table.add_row(row["tag"], f"{row['size_mb']} MB", row["created"], row["inputs"])
+    console.print(table)
+
+
 @hooks_app.command("trace")
 def hooks_trace(
     app_id: str = typer.Option(..., "--app", help="the app (started from its first task's snapshot)"),
@@ -240,7 +347,7 @@ def hooks_trace(
     if not rts:
         err.print(f"[red]error[/red] no tasks for app '{app_id}' to take a starting state from")
         raise typer.Exit(2)
-    trial_dir = paths.ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-trace-{app_id}"
+    trial_dir = paths.new_run_dir(f"trace-{app_id}")
     try:
         n = asyncio.run(trace_app(rts[0], pattern, module, out, seconds, trial_dir, err))
     except RuntimeError as e:
@@ -257,7 +364,7 @@ def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m")):
 
     _, tasks = _load()
     rt = _select(tasks, [task], [])[0]
-    out = paths.ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-check"
+    out = paths.new_run_dir("check")
     result = asyncio.run(Trial(rt, make_agent("oracle"), TrialOptions(mode=mode), out).run())
     events = {(e["stream"], e["seq"]): e for e in map(json.loads, (out / "events.jsonl").read_text().splitlines())}
     table = Table(title=f"{task} ({mode}): {'pass' if result.success else 'fail'}")
@@ -289,7 +396,7 @@ def gateway(
     if transport not in ("stdio", "http"):
         err.print("[red]error[/red] --transport must be stdio or http")
         raise typer.Exit(2)
-    out = out or paths.ROOT / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-gateway"
+    out = out or paths.new_run_dir("gateway")
     result = asyncio.run(serve_task(rt, mode, no_bash, transport, port, out, err))
     err.print(f"verdict: {'pass' if result.success else 'fail'} kscr={result.kscr:.2f} ({out})")
 

@@ -10,3 +10,10 @@ APPS_DIR = ROOT / "apps"
 TASKS_DIR = ROOT / "tasks"
 SNAPSHOTS_DIR = ROOT / "snapshots"
 HOOKS_DIR = ROOT / "hooks"
+RUNS_DIR = ROOT / "runs"
+
+
+def new_run_dir(label: str) -> Path:
+    """runs/<time>-<label>: where a command keeps what it ran, unless told otherwise."""
+    import time
+    return RUNS_DIR / f"{time.strftime('%Y%m%d-%H%M%S')}-{label}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -39,8 +40,7 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
         for i, (rt, mode, k) in enumerate(todo):
             if on_start:
                 on_start(f"{rt.key} {mode} #{k}")
-            opts = TrialOptions(mode=mode, no_bash=base_opts.no_bash, tools=base_opts.tools,
-                                timeout=base_opts.timeout, max_steps=base_opts.max_steps, backend=base_opts.backend)
+            opts = dataclasses.replace(base_opts, mode=mode, view_file=out / "view.json")
             agent = make_agent(agent_name, **(agent_options or {}))
             result = await Trial(rt, agent, opts, out / "trials" / trial_dirname(rt, mode, k), k).run()
             results.append(result)

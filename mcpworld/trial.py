@@ -15,6 +15,7 @@ import secrets
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +53,11 @@ class TrialOptions:
     timeout: float | None = None      # overrides the task's
     max_steps: int | None = None
     backend: str = "local"
+    desktop: str = "xfce"             # docker: the desktop image
+    gpu: str = "auto"                 # docker: auto, none or nvidia
+    app_build: Path | None = None     # docker: a host folder with the app's build, mounted read-only
+    view_file: Path | None = None     # where to note the live view's address (the run's view.json)
+    on_view: Callable[[str], None] | None = None  # told the live view's address once the desktop is up
 
 
 @dataclass
@@ -72,10 +78,13 @@ def _load_query(rt: ResolvedTask):
     return module.query
 
 
-def make_environment(backend: str) -> Environment:
-    if backend == "local":
+def make_environment(opts: TrialOptions, app_id: str) -> Environment:
+    if opts.backend == "local":
         return LocalEnvironment()
-    raise MCPWorldError(f"unknown backend '{backend}' (known: local)")
+    if opts.backend == "docker":
+        from mcpworld.envs.docker import DockerEnvironment
+        return DockerEnvironment(app_id, desktop=opts.desktop, gpu=opts.gpu, app_build=opts.app_build)
+    raise MCPWorldError(f"unknown backend '{opts.backend}' (known: local, docker)")
 
 
 class Trial:
@@ -87,7 +96,8 @@ class Trial:
         self.failure_detail = ""
         self.app_proc = None
         self.values: dict[str, str] = {}
-        self._probe_config_path: Path | None = None
+        self._probe_config_path: str | None = None
+        self._tearing_down = False
         self.frida_proc = None
         self._verdict = None
 
@@ -99,8 +109,8 @@ class Trial:
     async def _reset(self, env: Environment, evaluator: Evaluator) -> None:
         app = self.rt.app
         ports = {name: free_port() for name in app.ports}
-        self.values = {"home": env.home, "env_dir": env.env_dir, "root": str(paths.ROOT), "python": sys.executable,
-                       "bindir": os.path.dirname(sys.executable),
+        self.values = {"home": env.home, "env_dir": env.env_dir, "root": str(paths.ROOT), "python": env.python,
+                       "bindir": os.path.dirname(env.python), "app_host": env.app_host,
                        **{f"port_{k}": str(v) for k, v in ports.items()},
                        **{f"secret_{k}": secrets.token_urlsafe(18) for k in app.secrets}}
         self.values.update({k: expand(v, self.values) for k, v in app.paths.items()})
@@ -113,24 +123,16 @@ class Trial:
         for rf in app.rendered_files:
             await env.write_text(expand(rf.path, self.values), expand(rf.text, self.values))
         self._probe_config = {"url": evaluator.url, "token": evaluator.token, "run_id": self.run_id, "app": app.id,
-                              "ports": ports}
+                              "ports": ports, "bind_host": env.bind_host}
         if app.ready.probe:  # the in-app probe reads (and deletes) this file at start-up
-            self._probe_config_path = Path(env.env_dir) / "probe-run.json"
-            self._write_probe_config(self._probe_config_path)
-
-    def _write_probe_config(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(self._probe_config, f)
-        os.replace(tmp, path)
+            self._probe_config_path = await env.write_private("probe-run.json", json.dumps(self._probe_config))
 
     async def _launch(self, env: Environment, evaluator: Evaluator) -> None:
         app = self.rt.app
         argv = [expand(a, self.values) for a in app.launch.command]
         launch_env = {k: expand(v, self.values) for k, v in app.launch.env.items()}
         if self._probe_config_path:
-            launch_env[PROBE_CONFIG_ENV] = str(self._probe_config_path)
+            launch_env[PROBE_CONFIG_ENV] = self._probe_config_path
         self.app_proc = await env.spawn(argv, env=launch_env, log_name="app")
         ready = asyncio.ensure_future(self._ready(env, evaluator))
         died = asyncio.ensure_future(self.app_proc.wait())
@@ -145,7 +147,7 @@ class Trial:
         else:
             what = "no window" if not evaluator.probe_connected.is_set() else "probe connected, but no window"
             raise MCPWorldError(f"{app.name} was not ready within {app.ready.timeout:.0f}s ({what})")
-        if self._probe_config_path and self._probe_config_path.exists():
+        if self._probe_config_path and await env.path_kind(self._probe_config_path) is not None:
             # the probe must have consumed (read and deleted) the secret before the agent starts
             raise MCPWorldError("the probe connected but did not delete its run config")
 
@@ -171,14 +173,14 @@ class Trial:
         """Start the Frida bridge next to the app; ready once every hook script is loaded without error."""
         frida = self.rt.app.frida
         pid = self.app_proc.pid
-        config = Path(env.env_dir) / "frida-run.json"
-        self._write_probe_config(config)
-        scripts = [str(paths.ROOT / s) for s in frida.scripts] + [str(self.rt.folder / s) for s in self.rt.task.frida_scripts]
-        argv = [sys.executable, "-m", "hooks.frida_bridge", "--pid", str(pid)]
+        config = await env.write_private("frida-run.json", json.dumps(self._probe_config), privileged=True)
+        scripts = [f"{env.src_root}/{s}" for s in frida.scripts]
+        scripts += [await env.provide(self.rt.folder / s) for s in self.rt.task.frida_scripts]
+        argv = [env.python, "-m", "hooks.frida_bridge", "--pid", str(pid)]
         for script in scripts:
             argv += ["--script", script]
-        self.frida_proc = await env.spawn(argv, env={PROBE_CONFIG_ENV: str(config), "PYTHONPATH": str(paths.ROOT)},
-                                          cwd=str(paths.ROOT), log_name="frida")
+        self.frida_proc = await env.spawn(argv, env={PROBE_CONFIG_ENV: config, "PYTHONPATH": env.src_root},
+                                          cwd=env.src_root, log_name="frida", privileged=True)
         attached = asyncio.ensure_future(evaluator.wait_event(ev.FRIDA_ATTACHED, source="frida"))
         exited = asyncio.ensure_future(self.frida_proc.wait())
         done, _ = await asyncio.wait({attached, exited}, return_when=asyncio.FIRST_COMPLETED)
@@ -208,10 +210,12 @@ class Trial:
 
     def _providers(self, env: Environment) -> list[ToolProvider]:
         providers: list[ToolProvider] = [ComputerTool(env.display), BashTool(env), EditTool(env)]
-        base = env.base_env()
+        base = env.host_env()
+        # MCP servers run on the host, with the host's Python, against the app's ports at env.app_host
+        values = {**self.values, "python": sys.executable, "bindir": os.path.dirname(sys.executable)}
         for name, srv in self.rt.app.mcp_servers.items():
-            cmd = [expand(a, self.values) for a in srv.command]
-            server_env = {**base, "PYTHONPATH": str(paths.ROOT), **{k: expand(v, self.values) for k, v in srv.env.items()}}
+            cmd = [expand(a, values) for a in srv.command]
+            server_env = {**base, "PYTHONPATH": str(paths.ROOT), **{k: expand(v, values) for k, v in srv.env.items()}}
             providers.append(McpServerProvider(name, cmd, server_env, cwd=str(paths.ROOT)))
         return providers
 
@@ -224,23 +228,25 @@ class Trial:
         evaluator = self.evaluator = Evaluator(self.run_id, rt.app.id, self.dir / "events.jsonl")
         matcher = Matcher(rt)
         self._agent_from = None  # index of the first event that counts (recorded once the agent may act)
-        await evaluator.start()
-        env = self.env = make_environment(opts.backend)
+        env = self.env = make_environment(opts, rt.app.id)
+        await evaluator.start(env.evaluator_host)
         watcher = None
         registry = None
         ctx = AgentContext(instruction=rt.instruction, mode=opts.mode, no_bash=opts.no_bash, tools=None, task=rt,
-                           max_steps=opts.max_steps or rt.task.max_steps)
+                           max_steps=opts.max_steps or rt.task.max_steps, env=env)
         state = None
         ready = False
         try:
             t = time.perf_counter()
             await env.open()
+            self._announce_view(env)
             await self._reset(env, evaluator)
             self.timings.reset_s = time.perf_counter() - t
             if rt.task.file_milestones:
                 loop = asyncio.get_running_loop()
                 watcher = FileWatcher(
-                    [Watch(fm.event, expand(fm.path, self.values), tuple(fm.kinds)) for fm in rt.task.file_milestones],
+                    [Watch(fm.event, env.host_path(expand(fm.path, self.values)), tuple(fm.kinds))
+                     for fm in rt.task.file_milestones],
                     lambda name, payload: loop.call_soon_threadsafe(evaluator.record_internal, "fs", name, payload))
                 watcher.start()
             # The app launches while the tool providers (MCP servers) start: neither needs the other yet.
@@ -305,12 +311,22 @@ class Trial:
                 except Exception as e:
                     evaluator.record_internal("runner", ev.SOURCE_ERROR, {"error": str(e)})
             self._save_logs(env)
+            self._tearing_down = True
             await env.close()
             await asyncio.sleep(0)  # let the probe's disconnect be recorded
             await evaluator.stop()
             self.timings.teardown_s = time.perf_counter() - t
         self.timings.total_s = time.perf_counter() - t_start
         return self._result(evaluator, matcher, state, ctx, registry, started)
+
+    def _announce_view(self, env: Environment) -> None:
+        if not env.view_url:
+            return
+        if self.opts.view_file:
+            self.opts.view_file.write_text(json.dumps({"url": env.view_url, "env": env.id, "trial": self.dir.name,
+                                                        "backend": self.opts.backend}))
+        if self.opts.on_view:
+            self.opts.on_view(env.view_url)
 
     def _app_running(self, env: Environment) -> bool:
         """The app we launched is up, or one the agent restarted has its probe connected."""
@@ -319,15 +335,17 @@ class Trial:
 
     def _rearm_on_disconnect(self, event) -> None:
         if event.source == "runner" and event.name == ev.PROBE_DISCONNECTED and self._probe_config_path:
-            if self._probe_config_path.parent.exists():
-                self._write_probe_config(self._probe_config_path)
+            if not self._tearing_down:
+                self._rearm = asyncio.ensure_future(self.env.write_private("probe-run.json", json.dumps(self._probe_config)))
 
     async def _query_state(self, env: Environment, evaluator: Evaluator) -> dict | None:
         sq = self.rt.app.state_query
         alive = self._app_running(env)
         try:
             query = _load_query(self.rt)
-            payload = await asyncio.wait_for(asyncio.to_thread(query, QueryContext(self.values, alive, sq.timeout)),
+            # the query runs on the host: paths as the host sees them
+            values = {k: env.host_path(v) for k, v in self.values.items()}
+            payload = await asyncio.wait_for(asyncio.to_thread(query, QueryContext(values, alive, sq.timeout)),
                                              sq.timeout + 5)
         except Exception as e:
             evaluator.record_internal("runner", ev.SOURCE_ERROR, {"source": "query", "error": f"{type(e).__name__}: {e}"})

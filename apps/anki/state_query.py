@@ -32,7 +32,7 @@ def query(ctx) -> dict:
 
 def _from_bridge(ctx) -> dict:
     body = json.dumps({"method": "state", "params": {}}).encode()
-    url = f"http://127.0.0.1:{ctx.values['port_bridge']}"
+    url = f"http://{ctx.values['app_host']}:{ctx.values['port_bridge']}"
     req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=ctx.timeout) as resp:
         reply = json.loads(resp.read())

@@ -45,7 +45,7 @@ def _files(folder: str) -> list[dict]:
 def _from_websocket(ctx) -> dict:
     import obsws_python as obsws
 
-    c = obsws.ReqClient(host="127.0.0.1", port=int(ctx.values["port_ws"]), password=ctx.values["secret_ws"],
+    c = obsws.ReqClient(host=ctx.values["app_host"], port=int(ctx.values["port_ws"]), password=ctx.values["secret_ws"],
                         timeout=ctx.timeout)
     try:
         def req(name, data=None):

@@ -7,8 +7,6 @@ Long output is truncated with a note saying how much was cut.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import uuid
 from typing import Any
 
@@ -52,12 +50,8 @@ class BashTool(ToolProvider):
                                           stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
     async def _kill(self) -> None:
-        if self._proc and self._proc.returncode is None:
-            try:
-                os.killpg(os.getpgid(self._proc.pid), signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            await self._proc.wait()
+        if self._proc:
+            await self.env.kill_group(self._proc)
         self._proc = None
 
     async def close(self) -> None:

@@ -30,6 +30,7 @@ class AgentContext:
     max_steps: int
     gateway_url: str | None = None
     values: dict = field(default_factory=dict)  # the run's placeholder values (home, ports, app paths)
+    env: object = None     # mcpworld.envs.base.Environment; only the oracle looks at it (focus waits)
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
     messages: list = field(default_factory=list)  # the agent's transcript, if it keeps one

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from mcpworld.agents.base import Agent, AgentContext, AgentError, register
-from mcpworld.config.templating import expand_tree
+from mcpworld.config.templating import expand, expand_tree
+from mcpworld.envs.base import EnvironmentSetupError
 
 
 @register
@@ -19,6 +20,7 @@ class OracleAgent(Agent):
     """Replays oracle.mcp (MCP calls) or oracle.gui (computer actions) through the gateway."""
 
     name = "oracle"
+    focus_timeout = 30.0
 
     async def run(self, ctx: AgentContext) -> None:
         steps = ctx.task.task.oracle_for(ctx.mode)
@@ -33,3 +35,14 @@ class OracleAgent(Agent):
             ctx.steps += 1
             if result.is_error:
                 raise AgentError(f"oracle step {i} ({step.tool}) failed: {result.summary()}")
+            await self.after_step(ctx, i, step)
+            if step.window and ctx.env is not None:
+                try:
+                    pattern = expand(step.window, ctx.values)
+                    await ctx.env.wait_focus(pattern, self.focus_timeout)
+                    await ctx.env.settle(pattern, quiet=0.3, timeout=5.0)  # a dialog paints after it takes the focus
+                except EnvironmentSetupError as e:
+                    raise AgentError(f"oracle step {i}: {e}") from None
+
+    async def after_step(self, ctx: AgentContext, index: int, step) -> None:
+        """Called once each step is done; a subclass may look at the screen (see mcpworld.oracle_windows)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from mcpworld.config.task import KeyStep, Task
 from mcpworld.config.templating import expand, expand_tree, placeholders
 from mcpworld.errors import ConfigError, ConfigErrors
 
-ENV_PLACEHOLDERS = ("home", "env_dir", "root", "python", "bindir")
+ENV_PLACEHOLDERS = ("home", "env_dir", "root", "python", "bindir", "app_host")
 
 
 def runtime_names(app: AppConfig) -> list[str]:
@@ -191,6 +192,15 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
                 st.args = expand_tree(st.args, params, later)
             except (KeyError, ValueError) as e:
                 errors.append(ConfigError(file, f"oracle.{kind}[{j}].args", f"unknown placeholder {e} (params: {', '.join(params)})"))
+            if st.window is not None:
+                where_field = f"oracle.{kind}[{j}].window"
+                try:
+                    st.window = expand(st.window, params, later)
+                    re.compile(st.window)
+                except (KeyError, ValueError) as e:
+                    errors.append(ConfigError(file, where_field, f"unknown placeholder {e}"))
+                except re.error as e:
+                    errors.append(ConfigError(file, where_field, f"not a regular expression: {e}"))
     mcp_prefixes = tuple(f"{name}__" for name in app.mcp_servers)
     for j, st in enumerate(task.setup):
         try:

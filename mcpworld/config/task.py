@@ -49,6 +49,9 @@ class FileMilestone(_Model):
 class OracleStep(_Model):
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    window: str | None = Field(default=None, description=(
+        "GUI oracles: regular expression for the name of the window that has the focus once this step is done; "
+        "the oracle waits for it (a dialog opening on a loaded machine), and fails clearly if it never comes"))
 
 
 class Oracle(_Model):

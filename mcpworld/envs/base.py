@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import os
+import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +43,59 @@ class Environment(abc.ABC):
     def env_dir(self) -> str:
         """A private folder for mcpworld's own files (run config, logs), outside HOME."""
 
+    # Where things are, seen from the host (the runner, MCP servers, state queries) and from inside.
+    evaluator_host: str = "127.0.0.1"   # the address the evaluator listens on for this environment's probes
+    bind_host: str = "127.0.0.1"        # the address in-app servers (Anki's bridge) listen on
+    view_url: str | None = None         # a noVNC page showing the desktop live, where there is one
+
+    @property
+    def app_host(self) -> str:
+        """The address at which the host reaches the app's ports."""
+        return "127.0.0.1"
+
+    @property
+    def src_root(self) -> str:
+        """Where the environment sees the repository (its hooks/ at least), for the Frida bridge."""
+        from mcpworld import paths
+        return str(paths.ROOT)
+
+    @property
+    def python(self) -> str:
+        """The Python that runs mcpworld's parts inside the environment (the Frida bridge)."""
+        return sys.executable
+
+    def host_path(self, path: str) -> str:
+        """Where a path inside the environment is on the host (for file watches and state queries)."""
+        return path
+
+    def host_env(self) -> dict[str, str]:
+        """The variables for processes of the environment's that run on the host (MCP servers)."""
+        return self.base_env()
+
+    async def provide(self, source: Path) -> str:
+        """Make a host file (a task's Frida script) readable by the environment's privileged parts; its path there."""
+        return str(source)
+
+    async def write_private(self, name: str, text: str, privileged: bool = False) -> str:
+        """Write a file in env_dir that only its owner can read (a one-time run config); its path."""
+        path = Path(self.env_dir) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+        return str(path)
+
+    async def kill_group(self, proc) -> None:
+        """SIGKILL a spawned process's group (a shell and what it started) and reap it."""
+        if proc.returncode is None:
+            try:
+                os.killpg(os.getpgid(proc.pid), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        await proc.wait()
+
     @abc.abstractmethod
     async def open(self) -> None:
         """Start the display and the window manager."""
@@ -55,7 +111,7 @@ class Environment(abc.ABC):
     @abc.abstractmethod
     async def spawn(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                     stdin: int | None = None, stdout: int | None = None, stderr: int | None = None,
-                    log_name: str | None = None) -> asyncio.subprocess.Process:
+                    log_name: str | None = None, privileged: bool = False) -> asyncio.subprocess.Process:
         """Start a process inside the environment (tracked, killed on close)."""
 
     @abc.abstractmethod
@@ -103,17 +159,25 @@ class Environment(abc.ABC):
         """Wait until a visible top-level window whose name matches is mapped; its id."""
 
     async def wait_port(self, port: int, timeout: float) -> None:
-        """Wait until something in the environment accepts TCP connections on this loopback port."""
+        """Wait until something in the environment accepts TCP connections on this port (at app_host)."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             try:
-                _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                _reader, writer = await asyncio.open_connection(self.app_host, port)
                 writer.close()
                 return
             except OSError:
                 if asyncio.get_running_loop().time() > deadline:
                     raise EnvironmentSetupError(f"nothing listens on port {port} after {timeout:.0f}s") from None
                 await asyncio.sleep(0.05)
+
+    @abc.abstractmethod
+    def active_window_name(self) -> str | None:
+        """The name of the window that has the keyboard focus, or None."""
+
+    @abc.abstractmethod
+    async def wait_focus(self, name_regex: str, timeout: float) -> str:
+        """Wait until a window whose name matches has the focus; its name."""
 
     @abc.abstractmethod
     async def settle(self, name_regex: str, quiet: float, timeout: float) -> None:

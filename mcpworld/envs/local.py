@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 
 from mcpworld.envs.base import Environment
+from mcpworld.envs.x11 import X11Desktop
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 
 MARKER = "MCPWORLD_ENV"
@@ -54,7 +55,7 @@ def _require(binary: str) -> str:
     return path
 
 
-class LocalEnvironment(Environment):
+class LocalEnvironment(X11Desktop, Environment):
     def __init__(self, width: int = 1280, height: int = 800, window_manager: bool = True):
         self.id = f"env-{uuid.uuid4().hex[:10]}"
         self.width, self.height = width, height
@@ -115,26 +116,10 @@ class LocalEnvironment(Environment):
                 _, self._bus = await self._start_reporting(
                     [_require("dbus-daemon"), "--session", "--nofork", "--print-address={fd}"], "dbus")
                 await self.spawn([_require("xfwm4"), "--compositor=off", "--sm-client-disable"], log_name="xfwm4")
-                await self._wait_window_manager()
+                await self.wait_window_manager()
         except (asyncio.TimeoutError, ValueError, OSError) as e:
             await self.close()
             raise EnvironmentSetupError(f"the desktop did not start: {e!r}") from None
-
-    async def _wait_window_manager(self, timeout: float = 15.0) -> None:
-        """Wait until the window manager announces itself (EWMH): apps started earlier behave differently
-        (OBS, for one, then drops its window-capture source for the whole run)."""
-        xprop = _require("xprop")
-        deadline = time.monotonic() + timeout
-        while True:
-            proc = await asyncio.create_subprocess_exec(
-                xprop, "-display", self._display, "-root", "_NET_SUPPORTING_WM_CHECK",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-            out, _ = await proc.communicate()
-            if b"window id" in out:
-                return
-            if time.monotonic() > deadline:
-                raise asyncio.TimeoutError("xfwm4 did not set _NET_SUPPORTING_WM_CHECK")
-            await asyncio.sleep(0.05)
 
     async def _start_reporting(self, argv: list[str], name: str) -> tuple[asyncio.subprocess.Process, str]:
         """Start a daemon that reports where it listens on a pipe ({fd} in argv); that first line."""
@@ -161,7 +146,8 @@ class LocalEnvironment(Environment):
         self._log_files.append(f)
         return f
 
-    async def spawn(self, argv, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, log_name=None):
+    async def spawn(self, argv, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, log_name=None,
+                    privileged=False):
         if self._closed:
             raise EnvironmentSetupError("environment is closed")
         full_env = {**self.base_env(), **(env or {})}
@@ -190,51 +176,6 @@ class LocalEnvironment(Environment):
         out, err = await proc.communicate()
         if proc.returncode != 0:
             raise EnvironmentSetupError(f"rsync {source} -> {target} failed: {err.decode().strip()}")
-
-    async def wait_window(self, name_regex: str, timeout: float) -> int:
-        import xdo  # libxdo binding, imported late: needs libxdo3
-
-        x = xdo.Xdo(self.display)
-        deadline = time.monotonic() + timeout
-        try:
-            while time.monotonic() < deadline:
-                found = x.search_windows(winname=name_regex.encode(), only_visible=True, require=True)
-                if found:
-                    return int(found[0])
-                await asyncio.sleep(0.05)
-        finally:
-            del x
-        raise EnvironmentSetupError(f"no window matching /{name_regex}/ appeared within {timeout:.0f}s")
-
-    async def settle(self, name_regex: str, quiet: float, timeout: float) -> None:
-        import re
-
-        import xdo
-
-        from gateway.screen import Screen
-
-        x = xdo.Xdo(self.display)
-        screen = Screen(self.display)
-        pattern = re.compile(name_regex)
-
-        def focused() -> bool:
-            try:
-                win = x.get_active_window()
-                name = x.get_window_name(win) if win else b""
-            except xdo.XdoException:  # no active window yet
-                return False
-            return bool(pattern.search(name.decode(errors="replace") if isinstance(name, bytes) else str(name)))
-
-        try:
-            deadline = time.monotonic() + timeout
-            while not focused() and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
-            interval = 0.05
-            await screen.settle(timeout=max(0.5, deadline - time.monotonic()), interval=interval,
-                                quiet=max(1, round(quiet / interval)))
-        finally:
-            screen.close()
-            del x
 
     async def close(self) -> None:
         if self._closed:

@@ -59,7 +59,8 @@ if _cfg is not None:
             _rescan("collection_did_load")
             if _client is None:
                 _client = probe_client.ProbeClient.from_config(_cfg)
-                bridge.serve(int(_cfg["ports"]["bridge"]), after_call=_after_bridge_call)
+                bridge.serve(int(_cfg["ports"]["bridge"]), _cfg.get("bind_host", "127.0.0.1"),
+                             after_call=_after_bridge_call)
             _emit("collection_loaded", {"path": col.path, "profile": mw.pm.name if mw.pm else None})
         except Exception:
             _error("collection_did_load")

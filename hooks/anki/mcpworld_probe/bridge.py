@@ -355,8 +355,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def serve(port: int, after_call=None) -> ThreadingHTTPServer:
+def serve(port: int, host: str = "127.0.0.1", after_call=None) -> ThreadingHTTPServer:
+    """host: loopback, or every interface inside a container (the MCP server and state query run on the host)."""
     _Handler.after_call = after_call
-    server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+    server = ThreadingHTTPServer((host, port), _Handler)
     threading.Thread(target=server.serve_forever, name="mcpworld-bridge", daemon=True).start()
     return server

@@ -1,0 +1,348 @@
+"""Docker backend: one container per environment, built from containers/<desktop> plus the app's layer.
+
+- The container's main process (containers/common/mcpworld-desktop) runs, as the unprivileged user
+  `agent`, a VNC X server, a session bus, noVNC and the window manager. The host reaches the display
+  over the container network, so the gateway's computer tool, window waits and screenshots are the
+  local backend's code.
+- Everything else runs inside with the SDK's exec API: the app, the agent's bash (as `agent`), snapshot
+  restores (rsync from the read-only snapshots mount), file edits, and the Frida bridge (as root with
+  CAP_SYS_PTRACE: attaching from the host into a container failed, see machine-notes).
+- The container sits on an internal bridge network (no route out, no traffic between containers).
+  The host side of that network is where the evaluator listens for probes and the Frida bridge, and
+  where the host's MCP servers and state queries reach the app's ports at the container's address.
+- The agent's home is a bind mount of a folder on the host, so file watches (inotify) and state-query
+  fallbacks that read files work on the host side unchanged; `host_path` maps a path.
+- An app build from the host can be bind-mounted read-only (paper B.1: swap an instrumented build in
+  without rebuilding an image); see `app_build`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcpworld import paths
+from mcpworld.envs.base import Environment
+from mcpworld.envs.container_process import ContainerProcess
+from mcpworld.envs.x11 import X11Desktop
+from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
+
+NETWORK = "mcpworld"
+LABEL_ENV = "org.mcpworld.env"
+LABEL_RUNNER = "org.mcpworld.runner"
+HOME = "/home/agent"
+PRIVATE = "/run/mcpworld"           # the agent user's run files (probe config, session bus, XDG runtime)
+ROOT_ONLY = "/opt/mcpworld/lib"     # root's: the Frida bridge's config and task scripts
+SRC = "/opt/mcpworld/src"           # read-only mounts of the repository's hooks/ and snapshots/
+PYTHON = "/opt/mcpworld/venv/bin/python"
+APP_BUILD = "/opt/mcpworld/app-build"
+VNC_PORT, NOVNC_PORT = 5900, 6080
+PREFIX = "mcpworld-denv-"
+
+
+@dataclass
+class GpuOptions:
+    """What the container gets for graphics: NVIDIA GPUs through a device request, other GPUs through
+    /dev/dri, and otherwise Mesa's software rasteriser (LIBGL_ALWAYS_SOFTWARE)."""
+
+    device_requests: list
+    devices: list[str]
+    environment: dict[str, str]
+
+
+def gpu_options(mode: str = "auto", dev: Path = Path("/dev"), nvidia_runtime: bool = False) -> GpuOptions:
+    """mode: auto (use what the host has), none (software GL) or nvidia (require an NVIDIA device request)."""
+    import docker
+
+    nvidia = (dev / "nvidiactl").exists() and nvidia_runtime
+    dri = (dev / "dri").is_dir()
+    if mode == "nvidia" and not nvidia:
+        raise PrerequisiteError("--gpu nvidia: no NVIDIA device (/dev/nvidiactl) or no nvidia runtime in Docker")
+    if mode == "none" or (mode == "auto" and not nvidia and not dri):
+        return GpuOptions([], [], {"LIBGL_ALWAYS_SOFTWARE": "1"})
+    if nvidia:
+        return GpuOptions([docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])], [],
+                          {"NVIDIA_DRIVER_CAPABILITIES": "all", "__GLX_VENDOR_LIBRARY_NAME": "nvidia"})
+    return GpuOptions([], [f"{dev / 'dri'}:/dev/dri:rwm"], {})
+
+
+def _network(client):
+    """The shared internal network (created once; two runners racing both end up with it)."""
+    import docker
+
+    try:
+        return client.networks.get(NETWORK)
+    except docker.errors.NotFound:
+        pass
+    try:
+        return client.networks.create(NETWORK, driver="bridge", internal=True, check_duplicate=True,
+                                      options={"com.docker.network.bridge.enable_icc": "false"},
+                                      labels={LABEL_ENV: "network"})
+    except docker.errors.APIError:
+        return client.networks.get(NETWORK)
+
+
+def sweep_stale(client) -> list[str]:
+    """Remove containers (and host folders) of environments whose runner is gone."""
+    import psutil
+
+    removed = []
+    for c in client.containers.list(all=True, filters={"label": LABEL_RUNNER}):
+        try:
+            pid = int(c.labels.get(LABEL_RUNNER, "0"))
+        except ValueError:
+            continue
+        if not psutil.pid_exists(pid):
+            c.remove(force=True)
+            removed.append(c.name)
+    for d in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        try:
+            if not psutil.pid_exists(int((d / "runner.pid").read_text())):
+                shutil.rmtree(d, ignore_errors=True)
+        except (OSError, ValueError):
+            continue
+    return removed
+
+
+class DockerEnvironment(X11Desktop, Environment):
+    backend = "docker"
+
+    def __init__(self, app_id: str, desktop: str = "xfce", width: int = 1280, height: int = 800,
+                 gpu: str = "auto", app_build: Path | None = None, image: str | None = None):
+        from mcpworld import images
+
+        self.client = images.docker_client()
+        self.id = f"env-{uuid.uuid4().hex[:10]}"
+        self.image = image or images.app_tag(desktop, app_id)
+        self.desktop, self.width, self.height, self.gpu = desktop, width, height, gpu
+        self.app_build = Path(app_build).resolve() if app_build else None
+        sweep_stale(self.client)
+        self._net = _network(self.client)
+        self._net.reload()
+        gateway = self._net.attrs["IPAM"]["Config"][0].get("Gateway")
+        if not gateway:
+            raise EnvironmentSetupError(f"Docker network '{NETWORK}' has no gateway address for the evaluator")
+        self.evaluator_host = gateway
+        self._root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{self.id[4:]}-"))
+        (self._root / "runner.pid").write_text(str(os.getpid()))
+        self._host_home = self._root / "home"
+        self._host_home.mkdir()
+        self.logs_dir = self._root / "logs"
+        self.logs_dir.mkdir()
+        self.container = None
+        self.ip: str | None = None
+        self._procs: list[ContainerProcess] = []
+        self._closed = False
+
+    # -- properties ---------------------------------------------------------------
+    @property
+    def display(self) -> str:
+        if self.ip is None:
+            raise EnvironmentSetupError("environment is not open")
+        return f"{self.ip}:0"
+
+    @property
+    def home(self) -> str:
+        return HOME
+
+    @property
+    def env_dir(self) -> str:
+        return PRIVATE
+
+    @property
+    def app_host(self) -> str:
+        return self.ip or "127.0.0.1"
+
+    @property
+    def bind_host(self) -> str:
+        return "0.0.0.0"
+
+    @property
+    def python(self) -> str:
+        return PYTHON
+
+    @property
+    def src_root(self) -> str:
+        return SRC
+
+    @property
+    def view_url(self) -> str | None:
+        return f"http://{self.ip}:{NOVNC_PORT}/vnc.html?autoconnect=1&resize=scale" if self.ip else None
+
+    def host_path(self, path: str) -> str:
+        if path == HOME or path.startswith(HOME + "/"):
+            return str(self._host_home) + path[len(HOME):]
+        return path
+
+    def base_env(self) -> dict[str, str]:
+        env = {"HOME": HOME, "USER": "agent", "DISPLAY": ":0", "LANG": "C.UTF-8", "NO_AT_BRIDGE": "1",
+               "XDG_RUNTIME_DIR": f"{PRIVATE}/xdg", "DBUS_SESSION_BUS_ADDRESS": f"unix:path={PRIVATE}/bus",
+               "MCPWORLD_ENV": self.id}
+        if self.app_build:
+            env["PATH"] = f"{APP_BUILD}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+            env["LD_LIBRARY_PATH"] = f"{APP_BUILD}/lib"
+        return env
+
+    # -- lifecycle ------------------------------------------------------------------
+    async def open(self) -> None:
+        import docker
+
+        gpu = gpu_options(self.gpu, nvidia_runtime=self._nvidia_runtime())
+        mounts = [docker.types.Mount(HOME, str(self._host_home), type="bind"),
+                  docker.types.Mount(f"{SRC}/hooks", str(paths.HOOKS_DIR), type="bind", read_only=True),
+                  docker.types.Mount(f"{SRC}/snapshots", str(paths.SNAPSHOTS_DIR), type="bind", read_only=True)]
+        if self.app_build:
+            mounts.append(docker.types.Mount(APP_BUILD, str(self.app_build), type="bind", read_only=True))
+        try:
+            self.container = await asyncio.to_thread(
+                self.client.containers.run, self.image, detach=True, name=f"mcpworld-{self.id}",
+                hostname="mcpworld", network=NETWORK, mounts=mounts, init=True, shm_size="1g",
+                cap_add=["SYS_PTRACE"],
+                labels={LABEL_ENV: self.id, LABEL_RUNNER: str(os.getpid())},
+                environment={"MCPWORLD_GEOMETRY": f"{self.width}x{self.height}", **gpu.environment},
+                device_requests=gpu.device_requests or None, devices=gpu.devices or None)
+        except docker.errors.ImageNotFound:
+            raise PrerequisiteError(f"image {self.image} is missing: run `mcpworld images build`") from None
+        except docker.errors.APIError as e:
+            raise EnvironmentSetupError(f"the container did not start: {e}") from None
+        try:
+            await self._exec_root(["chown", "agent:agent", HOME])
+            await asyncio.to_thread(self.container.reload)
+            self.ip = self.container.attrs["NetworkSettings"]["Networks"][NETWORK]["IPAddress"]
+            await self.wait_window_manager()
+        except (asyncio.TimeoutError, OSError, KeyError) as e:
+            logs = (await asyncio.to_thread(self.container.logs, tail=30)).decode(errors="replace")
+            await self.close()
+            raise EnvironmentSetupError(f"the desktop did not start: {e!r}\n{logs}") from None
+
+    def _nvidia_runtime(self) -> bool:
+        try:
+            return "nvidia" in (self.client.info().get("Runtimes") or {})
+        except Exception:  # an engine that cannot say has none
+            return False
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.container is not None:
+            try:
+                await asyncio.to_thread(self.container.remove, force=True)
+            except Exception:  # already gone
+                pass
+        shutil.rmtree(self._root, ignore_errors=True)
+
+    # -- processes ---------------------------------------------------------------------
+    async def spawn(self, argv, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, log_name=None,
+                    privileged: bool = False):
+        if self._closed or self.container is None:
+            raise EnvironmentSetupError("environment is not open")
+        pipe = stdout is asyncio.subprocess.PIPE or stderr is asyncio.subprocess.PIPE
+        proc = await ContainerProcess.start(
+            self.client.api, self.container.id, list(argv), user="root" if privileged else "agent",
+            env={**self.base_env(), **(env or {})}, cwd=cwd or (ROOT_ONLY if privileged else HOME),
+            stdin=stdin is asyncio.subprocess.PIPE, pipe_output=pipe,
+            log_path=self.logs_dir / f"{log_name}.log" if log_name else None)
+        self._procs.append(proc)
+        return proc
+
+    def alive(self, proc) -> bool:
+        return proc.returncode is None
+
+    async def kill_group(self, proc) -> None:
+        await proc.kill_group()
+
+    async def _exec_root(self, argv: list[str], input: bytes | None = None) -> bytes:
+        proc = await ContainerProcess.start(self.client.api, self.container.id, argv, user="root", env={}, cwd="/",
+                                            stdin=input is not None, pipe_output=True, log_path=None)
+        out, err = await proc.communicate(input)
+        if proc.returncode != 0:
+            raise EnvironmentSetupError(f"{argv[0]} in the container failed ({proc.returncode}): {err.decode()[-500:]}")
+        return out
+
+    async def _as_agent(self, argv: list[str], input: bytes | None = None) -> tuple[int, bytes, bytes]:
+        proc = await self.spawn(argv, stdin=asyncio.subprocess.PIPE if input is not None else None,
+                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await proc.communicate(input)
+        return proc.returncode, out, err
+
+    # -- files (as the agent user, inside the container) --------------------------------
+    async def restore(self, source: Path, target: str) -> None:
+        inside = self._mounted(source)
+        src = f"{inside}/" if source.is_dir() else inside
+        await self.make_dir(str(Path(target).parent))
+        code, _, err = await self._as_agent(["rsync", "-a", "--delete", "--no-owner", "--no-group", src, target])
+        if code != 0:
+            raise EnvironmentSetupError(f"rsync {source} -> {target} in the container failed: {err.decode().strip()}")
+
+    @staticmethod
+    def _mounted(source: Path) -> str:
+        source = source.resolve()
+        for host, inside in ((paths.SNAPSHOTS_DIR, f"{SRC}/snapshots"), (paths.HOOKS_DIR, f"{SRC}/hooks")):
+            try:
+                return f"{inside}/{source.relative_to(host.resolve())}".rstrip("/")
+            except ValueError:
+                continue
+        raise EnvironmentSetupError(f"{source} is not under snapshots/ or hooks/, the folders a container sees")
+
+    async def read_text(self, path: str) -> str:
+        code, out, err = await self._as_agent(["cat", "--", path])
+        if code != 0:
+            raise OSError(err.decode(errors="replace").strip() or f"cannot read {path}")
+        return out.decode()
+
+    async def write_text(self, path: str, text: str) -> None:
+        code, _, err = await self._as_agent(["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "sh", path],
+                                            input=text.encode())
+        if code != 0:
+            raise OSError(err.decode(errors="replace").strip() or f"cannot write {path}")
+
+    async def write_private(self, name: str, text: str, privileged: bool = False) -> str:
+        """A file only its reader can read: the agent user's (the app's probe) or root's (the Frida bridge)."""
+        path = f"{ROOT_ONLY if privileged else PRIVATE}/{name}"
+        argv = ["sh", "-c", 'umask 077 && cat > "$1.tmp" && mv "$1.tmp" "$1"', "sh", path]
+        if privileged:
+            await self._exec_root(argv, input=text.encode())
+        else:
+            code, _, err = await self._as_agent(argv, input=text.encode())
+            if code != 0:
+                raise EnvironmentSetupError(f"cannot write {path}: {err.decode().strip()}")
+        return path
+
+    async def provide(self, source: Path) -> str:
+        """A host file (a task's Frida script) copied where the root-only parts inside can read it."""
+        text = source.read_text()
+        return await self.write_private(f"scripts/{source.parent.name}-{source.name}".replace("/", "_"), text,
+                                        privileged=True)
+
+    async def make_dir(self, path: str) -> None:
+        code, _, err = await self._as_agent(["mkdir", "-p", "--", path])
+        if code != 0:
+            raise OSError(err.decode(errors="replace").strip())
+
+    async def path_kind(self, path: str) -> str | None:
+        code, out, _ = await self._as_agent(
+            ["sh", "-c", 'if [ -d "$1" ]; then echo dir; elif [ -e "$1" ]; then echo file; fi', "sh", path])
+        kind = out.decode().strip()
+        return kind or None
+
+    async def list_dir(self, path: str, depth: int = 2) -> list[str]:
+        code, out, err = await self._as_agent(
+            ["find", path, "-mindepth", "1", "-maxdepth", str(depth), "-not", "-path", "*/.*", "-printf", "%p\t%y\n"])
+        if code != 0:
+            raise OSError(err.decode(errors="replace").strip())
+        rows = []
+        for line in out.decode().splitlines():
+            p, _, kind = line.rpartition("\t")
+            rows.append(p + ("/" if kind == "d" else ""))
+        return sorted(rows)
+
+    def host_env(self) -> dict[str, str]:
+        keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ", "HOME") if k in os.environ}
+        return {**keep, "LANG": keep.get("LANG", "C.UTF-8")}
+
