@@ -6,9 +6,11 @@ BIN    := $(VENV)/bin
 # Debian packages the core needs: a virtual X display, a window manager with its session bus,
 # libxdo for input, rsync for snapshot restores.
 DEBS   := xvfb xfwm4 dbus dbus-x11 libxdo3 xdotool rsync x11-utils procps imagemagick
+# The docker backend: Debian's Docker engine, and debootstrap for the base image where no registry answers.
+DOCKER_DEBS := docker.io debootstrap
 STAMP  := $(VENV)/.setup-done
 
-.PHONY: setup demo test snapshots clean
+.PHONY: setup docker demo test snapshots clean
 
 setup: $(STAMP)
 
@@ -24,10 +26,20 @@ $(STAMP): pyproject.toml $(wildcard apps/*/app.toml)
 	$(BIN)/mcpworld apps install
 	touch $(STAMP)
 
+# Install and start the Docker engine, then build the desktop images and app layers (cached by inputs).
+docker: setup
+	@missing=$$(for p in $(DOCKER_DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "apt-get install $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	$(BIN)/mcpworld images engine
+	$(BIN)/mcpworld images build --desktop xfce --desktop kde
+
 demo: setup
 	$(BIN)/mcpworld run --mode hybrid --app anki --app obs --agent oracle
 
-test: setup
+test: setup docker
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 

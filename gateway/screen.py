@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import threading
 import time
 
 import mss
@@ -15,14 +16,27 @@ from PIL import Image
 class Screen:
     def __init__(self, display: str):
         self.display = display
+        self._backend = "default"
+        self._local = threading.local()
+        self._all: list = []
         try:
-            self._mss = mss.MSS(display=display)
+            first = self._mss
         except mss.exception.ScreenShotError:
             # mss's XCB backends take the first list of 24-bit visuals, and TigerVNC's Xvnc (the container
             # desktops) announces depth 24 twice, the root visual in the second; Xlib's reads it fine
-            self._mss = mss.MSS(display=display, backend="xlib")
-        mon = self._mss.monitors[0]
+            self._backend = "xlib"
+            first = self._mss
+        mon = first.monitors[0]
         self.width, self.height = mon["width"], mon["height"]
+
+    @property
+    def _mss(self):
+        """One capturer per thread (grabs run in worker threads; the Xlib backend's display is thread-bound)."""
+        inst = getattr(self._local, "mss", None)
+        if inst is None:
+            inst = self._local.mss = mss.MSS(display=self.display, backend=self._backend)
+            self._all.append(inst)
+        return inst
 
     def grab_raw(self):
         return self._mss.grab(self._mss.monitors[0])
@@ -53,4 +67,9 @@ class Screen:
         return buf.getvalue()
 
     def close(self) -> None:
-        self._mss.close()
+        for inst in self._all:
+            try:
+                inst.close()
+            except Exception:  # one made in another thread may refuse; the process frees it anyway
+                pass
+        self._all.clear()

@@ -320,6 +320,19 @@ def images_build(desktop: list[str] = typer.Option(["xfce"], "--desktop", help="
     console.print(table)
 
 
+@images_app.command("engine")
+def images_engine():
+    """Make sure a Docker engine answers: start dockerd if it is installed but not running."""
+    from mcpworld import images
+
+    try:
+        images.start_engine(log=lambda m: err.print(m, highlight=False))
+    except MCPWorldError as e:
+        err.print(f"[red]error[/red] {e}")
+        raise typer.Exit(1)
+    console.print("Docker engine: ok")
+
+
 @images_app.command("list")
 def images_list():
     """The mcpworld images this Docker engine has."""

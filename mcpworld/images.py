@@ -61,6 +61,32 @@ def docker_client():
     return client
 
 
+def start_engine(timeout: float = 60.0, log: Log = print) -> None:
+    """Start dockerd in the background if no engine answers (machines where it is installed but not running)."""
+    import docker
+
+    try:
+        docker.from_env(timeout=5).ping()
+        return
+    except docker.errors.DockerException:
+        pass
+    dockerd = shutil.which("dockerd")
+    if not dockerd:
+        raise MCPWorldError("dockerd is not installed (apt-get install docker.io)")
+    log_path = Path(tempfile.gettempdir()) / "mcpworld-dockerd.log"
+    log(f"starting {dockerd} (log: {log_path})")
+    with open(log_path, "ab") as out:
+        subprocess.Popen([dockerd], stdout=out, stderr=out, stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            docker.from_env(timeout=5).ping()
+            return
+        except docker.errors.DockerException:
+            time.sleep(0.5)
+    raise MCPWorldError(f"dockerd did not answer within {timeout:.0f}s; see {log_path}")
+
+
 # -- the base image --------------------------------------------------------------------
 def apt_mirror(sources_dir: Path = Path("/etc/apt"), release: str = RELEASE) -> str:
     """The Debian mirror this machine's apt uses for `release` (deb822 .sources files, then sources.list)."""

@@ -35,7 +35,7 @@ def window_pattern(name: str | None, before: str | None, main_window: str, param
     (xfwm4 sometimes hands it to the main window rather than the parent dialog), so that is not waited for."""
     if name is None or name == before or re.search(main_window, name):
         return None
-    text = re.escape(name).replace("{", "{{").replace("}", "}}")
+    text = re.escape(name).replace("\\ ", " ").replace("{", "{{").replace("}", "}}")
     for key, value in sorted(params.items(), key=lambda kv: -len(str(kv[1]))):
         if isinstance(value, str) and len(value) >= 3:
             text = text.replace(re.escape(value), "{" + key + "}")

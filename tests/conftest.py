@@ -10,3 +10,16 @@ async def env():
     await e.open()
     yield e
     await e.close()
+
+
+@pytest.fixture(params=["local", "docker"])
+async def any_env(request):
+    """The same tests on both backends: a local environment, or a container of the xfce image with Anki's layer."""
+    if request.param == "local":
+        e = LocalEnvironment()
+    else:
+        from mcpworld.envs.docker import DockerEnvironment
+        e = DockerEnvironment("anki")
+    await e.open()
+    yield e
+    await e.close()

@@ -1,0 +1,169 @@
+"""The docker backend's environment: isolation, the live view, an app build mounted from the host, images."""
+
+import asyncio
+import json
+import os
+import socket
+import urllib.request
+
+import pytest
+import websockets
+
+from gateway.tools.bash import BashTool
+from mcpworld import images
+from mcpworld.envs.docker import DockerEnvironment, gpu_options
+from mcpworld.envs.x11 import X11Desktop
+
+
+@pytest.fixture
+async def denv():
+    e = DockerEnvironment("anki")
+    await e.open()
+    yield e
+    await e.close()
+
+
+async def _bash(env, command: str) -> str:
+    bash = BashTool(env, timeout=20)
+    try:
+        r = await bash.call("bash", {"command": command})
+        return r.texts[0]
+    finally:
+        await bash.close()
+
+
+async def test_agent_is_unprivileged_and_offline(denv):
+    out = await _bash(denv, "id -u; id -un; test -w /etc/passwd && echo writable || echo read-only")
+    assert out.split()[:3] == ["1000", "agent", "read-only"]
+    # root's folder (the Frida bridge's config and the task's scripts) is closed to the agent
+    out = await _bash(denv, "ls /opt/mcpworld/lib 2>&1; echo rc=$?")
+    assert "Permission denied" in out and "rc=2" in out
+    # no route out of the internal network, by address or by name
+    out = await _bash(denv, "timeout 5 python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), 3)\" "
+                            "2>&1 | tail -1; timeout 4 getent hosts deb.debian.org || echo no-dns")
+    assert ("unreachable" in out.lower() or "timed out" in out.lower()) and "no-dns" in out
+
+
+async def test_probes_inside_reach_the_evaluator_on_the_host(denv, tmp_path):
+    from evaluator.server import Evaluator
+
+    ev = Evaluator("run", "anki", tmp_path / "events.jsonl")
+    await ev.start(denv.evaluator_host)
+    try:
+        out = await _bash(denv, f"timeout 5 python3 -c \"import socket; socket.create_connection(('{denv.evaluator_host}', "
+                                f"{ev.port}), 3); print('reached')\"")
+        assert "reached" in out
+    finally:
+        await ev.stop()
+
+
+async def test_live_view_serves_novnc_and_the_vnc_stream(denv):
+    url = denv.view_url
+    assert url.startswith(f"http://{denv.ip}:6080/vnc.html")
+    html = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=10).read().decode())
+    assert "noVNC" in html
+    async with websockets.connect(f"ws://{denv.ip}:6080/websockify", subprotocols=["binary"]) as ws:
+        hello = await asyncio.wait_for(ws.recv(), 10)
+    assert bytes(hello).startswith(b"RFB 003.")
+
+
+async def test_x_display_is_reachable_from_the_host(denv):
+    assert isinstance(denv, X11Desktop)
+    name = denv.active_window_name()  # the window manager runs; no app has the focus yet
+    assert name is None or isinstance(name, str)
+    from gateway.screen import Screen
+    screen = Screen(denv.display)
+    try:
+        assert (screen.width, screen.height) == (denv.width, denv.height)
+        assert screen.png().startswith(b"\x89PNG")
+    finally:
+        screen.close()
+
+
+async def test_snapshot_restore_and_files_land_in_the_agents_home(denv, tmp_path):
+    from mcpworld import paths
+
+    target = f"{denv.home}/Media"
+    await denv.restore(paths.SNAPSHOTS_DIR / "obs" / "media", target)
+    listing = await denv.list_dir(target)
+    assert f"{target}/logo.png" in listing
+    # owned by the agent, and visible on the host side of the bind mount for file watches
+    assert "agent agent" in await _bash(denv, f"stat -c '%U %G' {target}/logo.png")
+    assert os.path.exists(denv.host_path(f"{target}/logo.png"))
+    # a second restore deletes what the agent added
+    await denv.write_text(f"{target}/extra.txt", "x")
+    await denv.restore(paths.SNAPSHOTS_DIR / "obs" / "media", target)
+    assert await denv.path_kind(f"{target}/extra.txt") is None
+
+
+async def test_private_files_are_readable_only_by_their_owner(denv):
+    path = await denv.write_private("secret.json", json.dumps({"token": "t"}), privileged=True)
+    out = await _bash(denv, f"cat {path} 2>&1; echo rc=$?")
+    assert "Permission denied" in out
+    path = await denv.write_private("mine.json", "{}")
+    assert (await _bash(denv, f"stat -c '%U %a' {path}")).split() == ["agent", "600"]
+
+
+async def test_app_build_from_the_host_is_mounted_and_first_on_path(tmp_path):
+    build = tmp_path / "build"
+    (build / "bin").mkdir(parents=True)
+    tool = build / "bin" / "anki"
+    tool.write_text("#!/bin/sh\necho instrumented-build \"$@\"\n")
+    tool.chmod(0o755)
+    env = DockerEnvironment("anki", app_build=build)
+    await env.open()
+    try:
+        out = await _bash(env, "command -v anki; anki --version; touch /opt/mcpworld/app-build/x 2>&1 | tail -1")
+        assert "/opt/mcpworld/app-build/bin/anki" in out and "instrumented-build --version" in out
+        assert "Read-only file system" in out
+    finally:
+        await env.close()
+
+
+async def test_closing_removes_the_container():
+    env = DockerEnvironment("anki")
+    await env.open()
+    name = env.container.name
+    await env.close()
+    assert not env.client.containers.list(all=True, filters={"name": name})
+
+
+def test_gpu_flags(tmp_path):
+    """No GPU here: only the options each case would give Docker are checked."""
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    none = gpu_options("auto", dev=dev)
+    assert none.environment == {"LIBGL_ALWAYS_SOFTWARE": "1"} and not none.device_requests and not none.devices
+    (dev / "dri").mkdir()
+    dri = gpu_options("auto", dev=dev)
+    assert dri.devices == [f"{dev}/dri:/dev/dri:rwm"] and "LIBGL_ALWAYS_SOFTWARE" not in dri.environment
+    (dev / "nvidiactl").touch()
+    nv = gpu_options("auto", dev=dev, nvidia_runtime=True)
+    assert nv.device_requests[0]["Capabilities"] == [["gpu"]] and nv.device_requests[0]["Count"] == -1
+    assert gpu_options("none", dev=dev).environment == {"LIBGL_ALWAYS_SOFTWARE": "1"}
+    with pytest.raises(Exception, match="nvidia"):
+        gpu_options("nvidia", dev=tmp_path / "empty")
+
+
+def test_apt_mirror_is_read_from_the_apt_configuration(tmp_path):
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\nComponents: main\n\n"
+        "Types: deb deb-src\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n")
+    assert images.apt_mirror(tmp_path) == "http://mirror.example/debian"
+    (tmp_path / "sources.list.d" / "debian.sources").unlink()
+    (tmp_path / "sources.list").write_text("# comment\ndeb [arch=amd64] http://other.example/debian bookworm main\n")
+    assert images.apt_mirror(tmp_path) == "http://other.example/debian"
+    (tmp_path / "sources.list").write_text("deb http://other.example/debian trixie main\n")
+    with pytest.raises(images.ImageBuildError, match="bookworm"):
+        images.apt_mirror(tmp_path)
+    # and this machine's own configuration names a mirror
+    assert images.apt_mirror().startswith("http")
+
+
+def test_builds_are_skipped_while_their_inputs_are_unchanged():
+    client = images.docker_client()
+    built = images.build_desktop(client, "xfce", log=lambda m: None)
+    assert built.cached, "the xfce image was rebuilt although nothing changed (make docker built it)"
+    label = client.images.get(images.desktop_tag("xfce")).labels[images.LABEL]
+    assert label and len(label) == 24

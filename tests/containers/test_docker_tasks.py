@@ -1,0 +1,57 @@
+"""Same verdicts in containers: every task's oracle passes and the null agent fails under --backend docker,
+as tests/mcpworld/test_tasks.py shows for the local backend.
+
+One mode per task here (mcp where the task has an MCP solution, else hybrid), plus GUI samples whose
+reference solutions click the same coordinates as on the local desktop, and one task on the KDE image.
+"""
+
+import pytest
+
+from mcpworld.agents import make_agent
+from mcpworld.config.load import load_tasks
+from mcpworld.trial import Trial, TrialOptions
+
+TASKS = load_tasks()
+READY = sorted(key for key, rt in TASKS.items() if rt.task.status == "ready")
+GUI_SAMPLES = ["anki/161", "anki/147", "obs/78"]
+
+
+def api_mode(key: str) -> str:
+    modes = TASKS[key].task.modes
+    return "mcp" if "mcp" in modes else "hybrid" if "hybrid" in modes else modes[0]
+
+
+def describe(result):
+    steps = ", ".join(f"{s.id}={'y' if s.reached else 'n'}" for s in result.verdict.key_steps)
+    return f"{result.failure}: {result.failure_detail} [{steps}]"
+
+
+async def run(key: str, agent: str, mode: str, tmp_path, desktop: str = "xfce"):
+    opts = TrialOptions(mode=mode, backend="docker", desktop=desktop)
+    return await Trial(TASKS[key], make_agent(agent), opts, tmp_path / "trial").run()
+
+
+@pytest.mark.parametrize("key", READY)
+async def test_oracle_passes_in_a_container(key, tmp_path):
+    result = await run(key, "oracle", api_mode(key), tmp_path)
+    assert result.success and result.kscr == 1.0, describe(result)
+
+
+@pytest.mark.parametrize("key", READY)
+async def test_null_agent_fails_in_a_container(key, tmp_path):
+    result = await run(key, "null", api_mode(key), tmp_path)
+    assert not result.success and result.failure == "evaluated_failed", describe(result)
+    assert result.kscr < 1.0
+
+
+@pytest.mark.parametrize("key", GUI_SAMPLES)
+async def test_gui_oracle_passes_in_a_container(key, tmp_path):
+    result = await run(key, "oracle", "gui", tmp_path)
+    assert result.success and result.kscr == 1.0, describe(result)
+    assert set(result.tool_calls_by_kind) == {"gui"}
+
+
+async def test_a_task_on_the_kde_desktop(tmp_path):
+    result = await run("anki/161", "oracle", "mcp", tmp_path, desktop="kde")
+    assert result.success and result.kscr == 1.0, describe(result)
+    assert (tmp_path / "trial" / "final.png").exists()
