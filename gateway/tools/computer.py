@@ -18,6 +18,7 @@ from gateway.screen import Screen
 # Working sizes a model is trained on; pick the one with the screen's aspect ratio.
 MODEL_SIZES = {"XGA": (1024, 768), "WXGA": (1280, 800), "FWXGA": (1366, 768)}
 TYPE_CHUNK = 50
+TYPE_DELAY_US = 12_000  # between characters (xdotool's default)
 BUTTONS = {"left_click": 1, "middle_click": 2, "right_click": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
 NEED_COORD = {"mouse_move", "left_click_drag"}
@@ -160,7 +161,7 @@ class ComputerTool(ToolProvider):
                     x.send_keysequence_window_up(win, a.text.encode())
                 case "type":
                     for i in range(0, len(a.text), TYPE_CHUNK):
-                        await asyncio.to_thread(x.enter_text_window, win, a.text[i:i + TYPE_CHUNK].encode(), 12_000)
+                        await asyncio.to_thread(x.enter_text_window, win, a.text[i:i + TYPE_CHUNK].encode(), TYPE_DELAY_US)
         finally:
             if mods:
                 x.send_keysequence_window_up(win, mods)

@@ -61,7 +61,10 @@ class ContainerProcess:
 
     async def _find_pid(self) -> int | None:
         for _ in range(100):
-            info = await asyncio.to_thread(self._api.exec_inspect, self.exec_id)
+            try:
+                info = await asyncio.to_thread(self._api.exec_inspect, self.exec_id)
+            except Exception:
+                return None
             if info.get("Pid"):
                 return container_pid(info["Pid"])
             if not info.get("Running") and info.get("ExitCode") is not None:
@@ -96,7 +99,10 @@ class ContainerProcess:
                 log.close()
             # the output ends when the process does; its exit code may take a moment to show
             for _ in range(200):
-                info = await asyncio.to_thread(self._api.exec_inspect, self.exec_id)
+                try:
+                    info = await asyncio.to_thread(self._api.exec_inspect, self.exec_id)
+                except Exception:  # the container is gone (teardown): so is the process
+                    info = {"Running": False, "ExitCode": -9}
                 if not info.get("Running"):
                     self.returncode = info.get("ExitCode")
                     if self.returncode is None:

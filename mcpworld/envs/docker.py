@@ -19,9 +19,11 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import shutil
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +87,28 @@ def _network(client):
                                       labels={LABEL_ENV: "network"})
     except docker.errors.APIError:
         return client.networks.get(NETWORK)
+
+
+_removals: list[threading.Thread] = []
+
+
+def _remove_later(container) -> None:
+    """Remove a container in the background: killing one in which OBS ran takes the engine about 3 s
+    (OBS itself is gone in 0.1 s), and nothing waits on it. The runner joins these when it exits."""
+    def remove():
+        try:
+            container.remove(force=True)
+        except Exception:  # already gone
+            pass
+    t = threading.Thread(target=remove, name=f"remove-{container.name}", daemon=True)
+    t.start()
+    _removals.append(t)
+
+
+@atexit.register
+def wait_for_removals() -> None:
+    while _removals:
+        _removals.pop().join(timeout=30)
 
 
 def sweep_stale(client) -> list[str]:
@@ -231,10 +255,7 @@ class DockerEnvironment(X11Desktop, Environment):
             return
         self._closed = True
         if self.container is not None:
-            try:
-                await asyncio.to_thread(self.container.remove, force=True)
-            except Exception:  # already gone
-                pass
+            _remove_later(self.container)
         shutil.rmtree(self._root, ignore_errors=True)
 
     # -- processes ---------------------------------------------------------------------

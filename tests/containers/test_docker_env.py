@@ -11,7 +11,7 @@ import websockets
 
 from gateway.tools.bash import BashTool
 from mcpworld import images
-from mcpworld.envs.docker import DockerEnvironment, gpu_options
+from mcpworld.envs.docker import DockerEnvironment, gpu_options, wait_for_removals
 from mcpworld.envs.x11 import X11Desktop
 
 
@@ -125,6 +125,7 @@ async def test_closing_removes_the_container():
     await env.open()
     name = env.container.name
     await env.close()
+    wait_for_removals()  # removal runs in the background
     assert not env.client.containers.list(all=True, filters={"name": name})
 
 
