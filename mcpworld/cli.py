@@ -23,6 +23,8 @@ apps_app = typer.Typer(no_args_is_help=True, help="List and install apps.")
 app.add_typer(apps_app, name="apps")
 images_app = typer.Typer(no_args_is_help=True, help="Build and list the container images (--backend docker).")
 app.add_typer(images_app, name="images")
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: figures next to a baseline measured in the same run.")
+app.add_typer(bench_app, name="bench")
 hooks_app = typer.Typer(no_args_is_help=True, help="Write hooks: trace an app's exported functions, check a task's key steps.")
 app.add_typer(hooks_app, name="hooks")
 console = Console()
@@ -344,6 +346,41 @@ def images_list():
     console.print(table)
 
 
+@bench_app.command("startup")
+def bench_startup(task_id: str = typer.Option("anki/161", "--task", help="the task whose start-up is measured"),
+                  trials: int = typer.Option(3, min=1, help="null-agent trials per backend (medians are reported)"),
+                  cold: bool = typer.Option(False, help="also rebuild the images from scratch (minutes)"),
+                  as_json: bool = typer.Option(False, "--json")):
+    """Start-up cost of a trial, local backend (baseline) against docker: environment up, snapshot
+    restore, app ready, teardown; and the image build, cached and (--cold) from scratch."""
+    import dataclasses
+
+    from mcpworld.bench import PHASES, startup
+
+    _, tasks = _load()
+    if task_id not in tasks:
+        err.print(f"[red]error[/red] unknown task '{task_id}'")
+        raise typer.Exit(2)
+    local, docker = startup(tasks[task_id], trials, cold, log=lambda m: err.print(m, highlight=False))
+    if as_json:
+        console.print_json(json.dumps([dataclasses.asdict(local), dataclasses.asdict(docker)]))
+        return
+    table = Table("phase (median s)", "local", "docker", "docker / local",
+                  title=f"start-up of {task_id}, {trials} null trial(s) per backend")
+    for p in PHASES:
+        lo, do = local.phases.get(p), docker.phases.get(p)
+        ratio = f"{do / lo:.2f}x" if lo and do is not None else "-"
+        table.add_row(p.removesuffix("_s"), f"{lo:.2f}" if lo is not None else "-",
+                      f"{do:.2f}" if do is not None else "-", ratio)
+    table.add_row("image build, cached", "-", f"{docker.image_cached_s:.2f}", "-")
+    if docker.image_cold_s is not None:
+        table.add_row("image build, cold", "-", f"{docker.image_cold_s:.1f}", "-")
+    console.print(table)
+    for fig in (local, docker):
+        for f in fig.failures:
+            err.print(f"[yellow]{fig.backend} trial failed[/yellow] {f}")
+
+
 @hooks_app.command("trace")
 def hooks_trace(
     app_id: str = typer.Option(..., "--app", help="the app (started from its first task's snapshot)"),
@@ -400,6 +437,7 @@ def gateway(
     port: int = typer.Option(0, help="HTTP port (default: a free one)"),
     no_bash: bool = typer.Option(False, "--no-bash"),
     out: Optional[Path] = typer.Option(None, help="trial directory for events, calls and the verdict"),
+    backend: str = typer.Option("local", help="local or docker"),
 ):
     """Bring up the task's environment and serve its tool list as an MCP server; evaluate when the client leaves."""
     from mcpworld.serve import serve_task
@@ -410,7 +448,7 @@ def gateway(
         err.print("[red]error[/red] --transport must be stdio or http")
         raise typer.Exit(2)
     out = out or paths.new_run_dir("gateway")
-    result = asyncio.run(serve_task(rt, mode, no_bash, transport, port, out, err))
+    result = asyncio.run(serve_task(rt, mode, no_bash, transport, port, out, err, backend))
     err.print(f"verdict: {'pass' if result.success else 'fail'} kscr={result.kscr:.2f} ({out})")
 
 

@@ -216,13 +216,14 @@ def _cached(client, tag: str, inputs: str, force: bool) -> Built | None:
     return Built(tag, True, 0.0, client.images.get(tag).attrs["Size"] / 1e6)
 
 
-def _build(client, tag: str, context: Path, inputs: str, buildargs: dict[str, str], log: Log) -> Built:
+def _build(client, tag: str, context: Path, inputs: str, buildargs: dict[str, str], log: Log,
+           nocache: bool = False) -> Built:
     """docker build context -> tag, labelled with its inputs."""
     t = time.perf_counter()
     log(f"building {tag}")
     last = []
     for chunk in client.api.build(path=str(context), tag=tag, buildargs=buildargs, labels={LABEL: inputs},
-                                  rm=True, forcerm=True, decode=True):
+                                  nocache=nocache, rm=True, forcerm=True, decode=True):
         if "error" in chunk:
             raise ImageBuildError(f"{tag}: {chunk['error'].strip()}\n" + "".join(last[-30:]))
         line = chunk.get("stream", "")
@@ -233,7 +234,9 @@ def _build(client, tag: str, context: Path, inputs: str, buildargs: dict[str, st
     return Built(tag, False, time.perf_counter() - t, client.images.get(tag).attrs["Size"] / 1e6)
 
 
-def build_desktop(client, desktop: str, base: str = "auto", log: Log = print, force: bool = False) -> Built:
+def build_desktop(client, desktop: str, base: str = "auto", log: Log = print, force: bool = False,
+                  nocache: bool = False) -> Built:
+    """force: build even if an image with these inputs exists; nocache: and reuse no cached layer (a cold build)."""
     if desktop not in DESKTOPS:
         raise ImageBuildError(f"unknown desktop '{desktop}' (known: {', '.join(DESKTOPS)})")
     base_tag = ensure_base(client, base, log)
@@ -250,10 +253,11 @@ def build_desktop(client, desktop: str, base: str = "auto", log: Log = print, fo
         (ctx / "mcpworld-desktop").write_bytes(start)
         (ctx / "mcpworld-desktop").chmod(0o755)
         fetch_wheels(reqs, ctx / "runtime-wheels", log)
-        return _build(client, tag, ctx, inputs, {"BASE": base_tag}, log)
+        return _build(client, tag, ctx, inputs, {"BASE": base_tag}, log, nocache)
 
 
-def build_app(client, desktop: str, app: AppConfig, log: Log = print, force: bool = False) -> Built:
+def build_app(client, desktop: str, app: AppConfig, log: Log = print, force: bool = False,
+              nocache: bool = False) -> Built:
     """The app layer: desktop image + the app's Debian and Python packages."""
     desktop_image = client.images.get(desktop_tag(desktop))
     dockerfile = (CONTAINERS_DIR / "app" / "Dockerfile").read_bytes()
@@ -266,7 +270,7 @@ def build_app(client, desktop: str, app: AppConfig, log: Log = print, force: boo
         ctx = Path(tmp)
         (ctx / "Dockerfile").write_bytes(dockerfile)
         fetch_wheels(list(app.install.pip), ctx / "app-wheels", log)
-        return _build(client, tag, ctx, inputs, {"DESKTOP": desktop_tag(desktop), "APT_PACKAGES": apt}, log)
+        return _build(client, tag, ctx, inputs, {"DESKTOP": desktop_tag(desktop), "APT_PACKAGES": apt}, log, nocache)
 
 
 def build_all(client, desktops: list[str], apps: list[AppConfig], base: str = "auto", log: Log = print,

@@ -16,7 +16,8 @@ Failure = Literal["setup_error", "app_crash", "probe_error", "agent_error", "exe
 
 
 class Timings(BaseModel):
-    reset_s: float = 0.0       # display + snapshot restore
+    open_s: float = 0.0        # the environment up: display and window manager (a container, for docker)
+    reset_s: float = 0.0       # snapshot restore and the app's files
     app_ready_s: float = 0.0   # launch to window mapped and probe connected
     gateway_s: float = 0.0     # tool providers started (MCP servers connected)
     agent_s: float = 0.0

@@ -41,6 +41,7 @@ class ServedAgent(Agent):
 
 
 async def serve_task(rt: ResolvedTask, mode: str, no_bash: bool, transport: str, port: int, out: Path,
-                     console) -> TrialResult:
-    opts = TrialOptions(mode=mode, no_bash=no_bash, timeout=24 * 3600)
+                     console, backend: str = "local") -> TrialResult:
+    opts = TrialOptions(mode=mode, no_bash=no_bash, timeout=24 * 3600, backend=backend,
+                        on_view=lambda url: console.print(f"live view: {url}"))
     return await Trial(rt, ServedAgent(transport, port, console), opts, out).run()

@@ -239,7 +239,9 @@ class Trial:
         try:
             t = time.perf_counter()
             await env.open()
+            self.timings.open_s = time.perf_counter() - t
             self._announce_view(env)
+            t = time.perf_counter()
             await self._reset(env, evaluator)
             self.timings.reset_s = time.perf_counter() - t
             if rt.task.file_milestones:

@@ -12,7 +12,7 @@ async def env():
     await e.close()
 
 
-@pytest.fixture(params=["local", "docker"])
+@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
 async def any_env(request):
     """The same tests on both backends: a local environment, or a container of the xfce image with Anki's layer."""
     if request.param == "local":

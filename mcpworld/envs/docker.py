@@ -338,8 +338,7 @@ class DockerEnvironment(X11Desktop, Environment):
     async def provide(self, source: Path) -> str:
         """A host file (a task's Frida script) copied where the root-only parts inside can read it."""
         text = source.read_text()
-        return await self.write_private(f"scripts/{source.parent.name}-{source.name}".replace("/", "_"), text,
-                                        privileged=True)
+        return await self.write_private(f"task-{source.parent.name}-{source.name}", text, privileged=True)
 
     async def make_dir(self, path: str) -> None:
         code, _, err = await self._as_agent(["mkdir", "-p", "--", path])

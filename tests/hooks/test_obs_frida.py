@@ -4,9 +4,10 @@ decodes libobs arguments from the signatures file."""
 
 import asyncio
 import json
-import os
 import signal
 import sys
+
+import pytest
 
 from mcpworld import paths
 from mcpworld.agents import make_agent
@@ -37,19 +38,23 @@ def variant(tmp_path, name, changes: dict, files: dict | None = None):
     return load_task(folder / "task.json", APPS)
 
 
-async def run(rt, agent, tmp_path, mode="mcp"):
+# the bridge runs next to OBS: on the host, or inside the container as root
+BACKENDS = pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+
+
+async def run(rt, agent, tmp_path, mode="mcp", backend="local"):
+    trial = Trial(rt, agent, TrialOptions(mode=mode, backend=backend), tmp_path / "trial")
     if isinstance(agent, Scripted):
-        trial = Trial(rt, agent, TrialOptions(mode=mode), tmp_path / "trial")
         agent.trial = trial
-        return await trial.run()
-    return await Trial(rt, agent, TrialOptions(mode=mode), tmp_path / "trial").run()
+    return await trial.run()
 
 
 def events(tmp_path):
     return [json.loads(line) for line in (tmp_path / "trial" / "events.jsonl").read_text().splitlines()]
 
 
-async def test_script_error_in_a_task_hook_stops_the_trial_before_the_agent(tmp_path):
+@BACKENDS
+async def test_script_error_in_a_task_hook_stops_the_trial_before_the_agent(tmp_path, backend):
     rt = variant(tmp_path, "broken", {"frida_scripts": ["broken.js"]},
                  {"broken.js": "mcpworld.hook('obs_scene_create', {onEnter(a) { this.x = ; }}, 'libobs.so.29');"})
     ran = []
@@ -57,34 +62,36 @@ async def test_script_error_in_a_task_hook_stops_the_trial_before_the_agent(tmp_
     async def script(ctx, trial):
         ran.append(True)
 
-    result = await run(rt, Scripted(script), tmp_path)
+    result = await run(rt, Scripted(script), tmp_path, backend=backend)
     assert result.failure == "setup_error"
     assert "hook_error" in result.failure_detail and "broken.js" in result.failure_detail
     assert not ran, "the agent must not start when a hook failed to load"
     assert any(e["name"] == "hook_error" and e["source"] == "frida" for e in events(tmp_path))
 
 
-async def test_missing_export_is_reported(tmp_path):
+@BACKENDS
+async def test_missing_export_is_reported(tmp_path, backend):
     rt = variant(tmp_path, "missing", {"frida_scripts": ["missing.js"]},
                  {"missing.js": "mcpworld.hook('obs_no_such_function', {onEnter(a) {}}, 'libobs.so.29');"})
-    result = await run(rt, make_agent("null"), tmp_path)
+    result = await run(rt, make_agent("null"), tmp_path, backend=backend)
     assert result.failure == "setup_error"
     missing = [e for e in events(tmp_path) if e["name"] == "hook_missing"]
     assert missing and missing[0]["payload"]["function"] == "obs_no_such_function"
 
 
-async def test_obs_killed_after_the_work_is_reported_and_state_read_from_files(tmp_path):
+@BACKENDS
+async def test_obs_killed_after_the_work_is_reported_and_state_read_from_files(tmp_path, backend):
     rt = variant(tmp_path, "crash", {})
 
     async def create_then_kill(ctx, trial):
         res = await ctx.tools.call("obs__create_scene", {"name": "Interview"})
         assert not res.is_error, res.summary()
         await asyncio.sleep(0.5)  # OBS saves the scene collection after each change
-        os.kill(trial.app_proc.pid, signal.SIGKILL)
+        trial.app_proc.kill()
         await trial.app_proc.wait()
         await asyncio.sleep(1.0)
 
-    result = await run(rt, Scripted(create_then_kill), tmp_path)
+    result = await run(rt, Scripted(create_then_kill), tmp_path, backend=backend)
     evs = events(tmp_path)
     detached = [e for e in evs if e["name"] == "frida_detached"]
     assert detached and detached[0]["payload"]["reason"] in ("process-terminated", "connection-terminated")
