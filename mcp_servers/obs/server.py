@@ -320,12 +320,20 @@ def _output_mode() -> str:
     return "AdvOut" if mode == "Advanced" else "SimpleOutput"
 
 
+def _app_path(path: str) -> str:
+    """~ is the home of the user OBS runs as (OBS_HOME), which is not this server's inside a container."""
+    home = os.environ.get("OBS_HOME")
+    if home and (path == "~" or path.startswith("~/")):
+        return home + path[1:]
+    return os.path.expanduser(path)
+
+
 @tool
 def set_recording_directory(path: str) -> str:
     """Set the folder recordings are written to (the current profile, Simple or Advanced output mode)."""
     section = _output_mode()
     key = "RecFilePath" if section == "AdvOut" else "FilePath"
-    folder = os.path.expanduser(path)
+    folder = _app_path(path)
     _req("SetProfileParameter", {"parameterCategory": section, "parameterName": key, "parameterValue": folder})
     return _out({"record_directory": folder})
 
@@ -453,7 +461,7 @@ def trigger_hotkey(name: str) -> str:
 def save_source_screenshot(source: str, path: str, image_format: str = "png", width: int | None = None,
                            height: int | None = None) -> str:
     """Save a screenshot of a scene or source to an absolute file path, optionally scaled to width x height."""
-    data: dict[str, Any] = {"sourceName": source, "imageFormat": image_format, "imageFilePath": os.path.expanduser(path)}
+    data: dict[str, Any] = {"sourceName": source, "imageFormat": image_format, "imageFilePath": _app_path(path)}
     if width:
         data["imageWidth"] = width
     if height:

@@ -2,6 +2,7 @@
 `images list`."""
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -12,8 +13,9 @@ from mcpworld import paths
 
 
 def mcpworld(*args, **kw):
+    # a wide "terminal": rich wraps tables and messages at 80 columns otherwise
     return subprocess.run([sys.executable, "-m", "mcpworld.cli", *args], cwd=paths.ROOT, capture_output=True,
-                          text=True, timeout=900, **kw)
+                          text=True, timeout=900, env={**os.environ, "COLUMNS": "200"}, **kw)
 
 
 def test_run_in_a_container_prints_the_live_view_and_view_reopens_it(tmp_path):
