@@ -138,11 +138,12 @@ def ensure_base(client, base: str = "auto", log: Log = print) -> str:
             return BASE_TAG
         except docker.errors.APIError as e:
             log(f"no registry ({str(e).splitlines()[0][:120]}); making the base with debootstrap")
-    _debootstrap_base(client, log)
+    debootstrap_base(client, log)
     return BASE_TAG
 
 
-def _debootstrap_base(client, log: Log) -> None:
+def debootstrap_base(client, log: Log = print, tag: str = BASE_TAG) -> str:
+    """A minimal Debian root from this machine's apt mirror, imported as an image; the image id."""
     if not shutil.which("debootstrap"):
         raise ImageBuildError("debootstrap is not installed (apt-get install debootstrap)")
     mirror = apt_mirror()
@@ -156,8 +157,10 @@ def _debootstrap_base(client, log: Log) -> None:
             raise ImageBuildError(f"debootstrap failed: {(r.stderr or r.stdout)[-2000:]}")
         tarball = Path(tmp) / "root.tar"
         subprocess.run(["tar", "-C", str(root), "-cf", str(tarball), "."], check=True)
-        client.api.import_image_from_file(str(tarball), repository="mcpworld/base", tag=RELEASE)
-        log(f"base image {BASE_TAG} made in {time.perf_counter() - t:.0f}s")
+        repository, _, version = tag.partition(":")
+        client.api.import_image_from_file(str(tarball), repository=repository, tag=version or "latest")
+        log(f"base image {tag} made in {time.perf_counter() - t:.0f}s")
+    return client.images.get(tag).id
 
 
 # -- builds ----------------------------------------------------------------------------

@@ -7,10 +7,85 @@ libxdo, mss and xprop work the same on both.
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import time
 
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
+
+
+class XWindows:
+    """Top-level windows, their names and the focus, read from the EWMH properties the window manager keeps.
+
+    python-xlib, not libxdo: libxdo keeps interned atoms in static variables, so once a process has
+    talked to one X server (a local Xvfb) its name and focus lookups on another (a container's Xvnc)
+    use the wrong atoms and find nothing."""
+
+    def __init__(self, display: str):
+        from Xlib import display as xdisplay
+        from Xlib import ext
+
+        # Core protocol only. python-xlib keeps extension event tables at class level, and two servers
+        # with different extension event codes (Xvfb, Xvnc) in one process break its XFixes set-up.
+        ext.__extensions__ = []
+        self._d = xdisplay.Display(display)
+        self._root = self._d.screen().root
+        atom = self._d.intern_atom
+        self._client_list, self._active = atom("_NET_CLIENT_LIST"), atom("_NET_ACTIVE_WINDOW")
+        self._net_name, self._utf8, self._wm_state = atom("_NET_WM_NAME"), atom("UTF8_STRING"), atom("WM_STATE")
+
+    def __enter__(self) -> XWindows:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._d.close()
+
+    def _window(self, wid: int):
+        return self._d.create_resource_object("window", wid)
+
+    def visible_windows(self) -> list[int]:
+        """Managed windows in the normal (shown) state; without a window manager, the mapped top-levels."""
+        from Xlib import X
+        from Xlib.error import XError
+
+        prop = self._root.get_full_property(self._client_list, X.AnyPropertyType)
+        out = []
+        if prop is not None:
+            for wid in prop.value:
+                try:
+                    state = self._window(wid).get_full_property(self._wm_state, X.AnyPropertyType)
+                except XError:  # gone meanwhile
+                    continue
+                if state is not None and state.value and state.value[0] == 1:  # ICCCM NormalState
+                    out.append(int(wid))
+            return out
+        for child in self._root.query_tree().children:
+            try:
+                if child.get_attributes().map_state == X.IsViewable:
+                    out.append(child.id)
+            except XError:
+                continue
+        return out
+
+    def name(self, wid: int) -> str | None:
+        from Xlib.error import XError
+
+        try:
+            w = self._window(wid)
+            prop = w.get_full_property(self._net_name, self._utf8)
+            if prop is not None and prop.value:
+                value = prop.value
+                return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+            name = w.get_wm_name()
+        except XError:
+            return None
+        return name.decode(errors="replace") if isinstance(name, bytes) else name
+
+    def active(self) -> int | None:
+        from Xlib import X
+
+        prop = self._root.get_full_property(self._active, X.AnyPropertyType)
+        return int(prop.value[0]) if prop is not None and len(prop.value) and prop.value[0] else None
 
 
 class X11Desktop:
@@ -35,37 +110,23 @@ class X11Desktop:
             await asyncio.sleep(0.05)
 
     async def wait_window(self, name_regex: str, timeout: float) -> int:
-        import xdo  # libxdo binding, imported late: needs libxdo3
-
-        x = xdo.Xdo(self.display)
+        pattern = re.compile(name_regex)
         deadline = time.monotonic() + timeout
-        try:
+        with XWindows(self.display) as xw:
             while time.monotonic() < deadline:
-                found = x.search_windows(winname=name_regex.encode(), only_visible=True, require=True)
-                if found:
-                    return int(found[0])
+                for win in xw.visible_windows():
+                    if pattern.search(xw.name(win) or ""):
+                        return win
                 await asyncio.sleep(0.05)
-        finally:
-            del x
         raise EnvironmentSetupError(f"no window matching /{name_regex}/ appeared within {timeout:.0f}s")
 
     def active_window_name(self) -> str | None:
         """The name of the window that has the keyboard focus, or None if no window has it."""
-        import xdo
-
-        x = xdo.Xdo(self.display)
-        try:
-            win = x.get_active_window()
-            name = x.get_window_name(win) if win else None
-        except xdo.XdoException:  # no active window yet
-            return None
-        finally:
-            del x
-        return name.decode(errors="replace") if isinstance(name, bytes) else name
+        with XWindows(self.display) as xw:
+            win = xw.active()
+            return xw.name(win) if win else None
 
     async def wait_focus(self, name_regex: str, timeout: float) -> str:
-        import re
-
         pattern = re.compile(name_regex)
         deadline = time.monotonic() + timeout
         while True:

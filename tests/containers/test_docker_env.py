@@ -3,7 +3,6 @@
 import asyncio
 import json
 import os
-import socket
 import urllib.request
 
 import pytest
@@ -168,3 +167,22 @@ def test_builds_are_skipped_while_their_inputs_are_unchanged():
     assert built.cached, "the xfce image was rebuilt although nothing changed (make docker built it)"
     label = client.images.get(images.desktop_tag("xfce")).labels[images.LABEL]
     assert label and len(label) == 24
+
+
+def test_debootstrap_base_from_the_machines_mirror():
+    """The no-registry path of `images build`: debootstrap from the apt mirror, imported (a tag of its own,
+    so the images built on mcpworld/base keep their cache)."""
+    client = images.docker_client()
+    tag = "mcpworld-test/base:debootstrap"
+    try:
+        images.debootstrap_base(client, log=lambda m: None, tag=tag)
+        out = client.containers.run(tag, ["sh", "-c", "cat /etc/debian_version; grep -h URIs: /etc/apt/sources.list "
+                                                      "/etc/apt/sources.list.d/* 2>/dev/null || cat /etc/apt/sources.list"],
+                                    remove=True).decode()
+        assert out.split()[0].startswith("12.")
+        assert images.apt_mirror() in out
+    finally:
+        try:
+            client.images.remove(tag, force=True)
+        except Exception:
+            pass
