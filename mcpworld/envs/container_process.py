@@ -138,9 +138,13 @@ class ContainerProcess:
         loop.run_in_executor(None, self._signal_now, sig)
 
     def _signal_now(self, sig: str, group: bool = False) -> None:
+        """Exec'd processes lead their own session and group (runc makes them), so -pid is the group."""
         target = f"-{self.pid}" if group else str(self.pid)
-        eid = self._api.exec_create(self._container, ["kill", f"-{sig}", "--", target], user="root")["Id"]
-        self._api.exec_start(eid)
+        try:
+            eid = self._api.exec_create(self._container, ["kill", f"-{sig}", "--", target], user="root")["Id"]
+            self._api.exec_start(eid)
+        except Exception:  # the container is gone: so is the process
+            pass
 
     async def kill_group(self) -> None:
         """SIGKILL the process's group (a shell and what it started) and wait for it to end."""
