@@ -194,13 +194,12 @@ def runtime_requirements() -> list[str]:
     return [f"{name}=={importlib.metadata.version(name)}" for name in RUNTIME_PACKAGES]
 
 
-def fetch_wheels(requirements: list[str], dest: Path, log: Log) -> None:
+def fetch_wheels(requirements: list[str], python: str, dest: Path, log: Log) -> None:
     """pip-download wheels for the requirements (cached per requirement set) into dest."""
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "requirements.txt").write_text("".join(f"{r}\n" for r in requirements))
     if not requirements:
         return
-    python = image_python_version()
     cache = WHEEL_CACHE / _hash(python, *requirements)
     if not (cache / ".complete").exists():
         log(f"pip download {' '.join(requirements)} (for Python {python})")
@@ -246,7 +245,8 @@ def build_desktop(client, desktop: str, base: str = "auto", log: Log = print, fo
     dockerfile = (CONTAINERS_DIR / desktop / "Dockerfile").read_bytes()
     start = (CONTAINERS_DIR / "common" / "mcpworld-desktop").read_bytes()
     reqs = runtime_requirements()
-    inputs = _hash(dockerfile, start, image_python_version(), *reqs, client.images.get(base_tag).id)
+    python = image_python_version()
+    inputs = _hash(dockerfile, start, python, *reqs, client.images.get(base_tag).id)
     tag = desktop_tag(desktop)
     if cached := _cached(client, tag, inputs, force):
         return cached
@@ -255,7 +255,7 @@ def build_desktop(client, desktop: str, base: str = "auto", log: Log = print, fo
         (ctx / "Dockerfile").write_bytes(dockerfile)
         (ctx / "mcpworld-desktop").write_bytes(start)
         (ctx / "mcpworld-desktop").chmod(0o755)
-        fetch_wheels(reqs, ctx / "runtime-wheels", log)
+        fetch_wheels(reqs, python, ctx / "runtime-wheels", log)
         return _build(client, tag, ctx, inputs, {"BASE": base_tag}, log, nocache)
 
 
@@ -265,14 +265,15 @@ def build_app(client, desktop: str, app: AppConfig, log: Log = print, force: boo
     desktop_image = client.images.get(desktop_tag(desktop))
     dockerfile = (CONTAINERS_DIR / "app" / "Dockerfile").read_bytes()
     apt = " ".join(app.install.apt)
-    inputs = _hash(dockerfile, apt, image_python_version(), *app.install.pip, desktop_image.id)
+    python = image_python_version()
+    inputs = _hash(dockerfile, apt, python, *app.install.pip, desktop_image.id)
     tag = app_tag(desktop, app.id)
     if cached := _cached(client, tag, inputs, force):
         return cached
     with tempfile.TemporaryDirectory(prefix=f"mcpworld-{desktop}-{app.id}-") as tmp:
         ctx = Path(tmp)
         (ctx / "Dockerfile").write_bytes(dockerfile)
-        fetch_wheels(list(app.install.pip), ctx / "app-wheels", log)
+        fetch_wheels(list(app.install.pip), python, ctx / "app-wheels", log)
         return _build(client, tag, ctx, inputs, {"DESKTOP": desktop_tag(desktop), "APT_PACKAGES": apt}, log, nocache)
 
 

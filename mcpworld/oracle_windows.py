@@ -17,13 +17,14 @@ from mcpworld.trial import Trial, TrialOptions
 
 class _Recorder(OracleAgent):
     """The oracle, noting the focused window after each step (the computer tool has let the screen settle).
-    Recorded steps keep no `window` of their own: this records what happens, not what was expected."""
+    It waits for no recorded window: this records what happens, not what was expected."""
+
+    wait_for_windows = False
 
     def __init__(self) -> None:
         self.windows: list[str | None] = []
 
     async def after_step(self, ctx: AgentContext, index: int, step) -> None:
-        step.window = None
         self.windows.append(ctx.env.active_window_name())
 
 

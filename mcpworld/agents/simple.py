@@ -21,6 +21,7 @@ class OracleAgent(Agent):
 
     name = "oracle"
     focus_timeout = 30.0
+    wait_for_windows = True  # off while recording them (mcpworld.oracle_windows)
 
     async def run(self, ctx: AgentContext) -> None:
         steps = ctx.task.task.oracle_for(ctx.mode)
@@ -36,7 +37,7 @@ class OracleAgent(Agent):
             if result.is_error:
                 raise AgentError(f"oracle step {i} ({step.tool}) failed: {result.summary()}")
             await self.after_step(ctx, i, step)
-            if step.window and ctx.env is not None:
+            if step.window and self.wait_for_windows and ctx.env is not None:
                 try:
                     pattern = expand(step.window, ctx.values)
                     await ctx.env.wait_focus(pattern, self.focus_timeout)

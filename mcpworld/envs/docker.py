@@ -160,7 +160,6 @@ class DockerEnvironment(X11Desktop, Environment):
         self.logs_dir.mkdir()
         self.container = None
         self.ip: str | None = None
-        self._procs: list[ContainerProcess] = []
         self._closed = False
 
     # -- properties ---------------------------------------------------------------
@@ -269,7 +268,6 @@ class DockerEnvironment(X11Desktop, Environment):
             env={**self.base_env(), **(env or {})}, cwd=cwd or (ROOT_ONLY if privileged else HOME),
             stdin=stdin is asyncio.subprocess.PIPE, pipe_output=pipe,
             log_path=self.logs_dir / f"{log_name}.log" if log_name else None)
-        self._procs.append(proc)
         return proc
 
     def alive(self, proc) -> bool:
@@ -278,26 +276,25 @@ class DockerEnvironment(X11Desktop, Environment):
     async def kill_group(self, proc) -> None:
         await proc.kill_group()
 
-    async def _exec_root(self, argv: list[str], input: bytes | None = None) -> bytes:
-        proc = await ContainerProcess.start(self.client.api, self.container.id, argv, user="root", env={}, cwd="/",
-                                            stdin=input is not None, pipe_output=True, log_path=None)
-        out, err = await proc.communicate(input)
-        if proc.returncode != 0:
-            raise EnvironmentSetupError(f"{argv[0]} in the container failed ({proc.returncode}): {err.decode()[-500:]}")
-        return out
-
-    async def _as_agent(self, argv: list[str], input: bytes | None = None) -> tuple[int, bytes, bytes]:
+    async def _run(self, argv: list[str], input: bytes | None = None,
+                   privileged: bool = False) -> tuple[int, bytes, bytes]:
         proc = await self.spawn(argv, stdin=asyncio.subprocess.PIPE if input is not None else None,
-                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, privileged=privileged)
         out, err = await proc.communicate(input)
         return proc.returncode, out, err
+
+    async def _exec_root(self, argv: list[str], input: bytes | None = None) -> bytes:
+        code, out, err = await self._run(argv, input, privileged=True)
+        if code != 0:
+            raise EnvironmentSetupError(f"{argv[0]} in the container failed ({code}): {err.decode()[-500:]}")
+        return out
 
     # -- files (as the agent user, inside the container) --------------------------------
     async def restore(self, source: Path, target: str) -> None:
         inside = self._mounted(source)
         src = f"{inside}/" if source.is_dir() else inside
         await self.make_dir(str(Path(target).parent))
-        code, _, err = await self._as_agent(["rsync", "-a", "--delete", "--no-owner", "--no-group", src, target])
+        code, _, err = await self._run(["rsync", "-a", "--delete", "--no-owner", "--no-group", src, target])
         if code != 0:
             raise EnvironmentSetupError(f"rsync {source} -> {target} in the container failed: {err.decode().strip()}")
 
@@ -312,13 +309,13 @@ class DockerEnvironment(X11Desktop, Environment):
         raise EnvironmentSetupError(f"{source} is not under snapshots/ or hooks/, the folders a container sees")
 
     async def read_text(self, path: str) -> str:
-        code, out, err = await self._as_agent(["cat", "--", path])
+        code, out, err = await self._run(["cat", "--", path])
         if code != 0:
             raise OSError(err.decode(errors="replace").strip() or f"cannot read {path}")
         return out.decode()
 
     async def write_text(self, path: str, text: str) -> None:
-        code, _, err = await self._as_agent(["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "sh", path],
+        code, _, err = await self._run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "sh", path],
                                             input=text.encode())
         if code != 0:
             raise OSError(err.decode(errors="replace").strip() or f"cannot write {path}")
@@ -330,7 +327,7 @@ class DockerEnvironment(X11Desktop, Environment):
         if privileged:
             await self._exec_root(argv, input=text.encode())
         else:
-            code, _, err = await self._as_agent(argv, input=text.encode())
+            code, _, err = await self._run(argv, input=text.encode())
             if code != 0:
                 raise EnvironmentSetupError(f"cannot write {path}: {err.decode().strip()}")
         return path
@@ -341,18 +338,18 @@ class DockerEnvironment(X11Desktop, Environment):
         return await self.write_private(f"task-{source.parent.name}-{source.name}", text, privileged=True)
 
     async def make_dir(self, path: str) -> None:
-        code, _, err = await self._as_agent(["mkdir", "-p", "--", path])
+        code, _, err = await self._run(["mkdir", "-p", "--", path])
         if code != 0:
             raise OSError(err.decode(errors="replace").strip())
 
     async def path_kind(self, path: str) -> str | None:
-        code, out, _ = await self._as_agent(
+        code, out, _ = await self._run(
             ["sh", "-c", 'if [ -d "$1" ]; then echo dir; elif [ -e "$1" ]; then echo file; fi', "sh", path])
         kind = out.decode().strip()
         return kind or None
 
     async def list_dir(self, path: str, depth: int = 2) -> list[str]:
-        code, out, err = await self._as_agent(
+        code, out, err = await self._run(
             ["find", path, "-mindepth", "1", "-maxdepth", str(depth), "-not", "-path", "*/.*", "-printf", "%p\t%y\n"])
         if code != 0:
             raise OSError(err.decode(errors="replace").strip())
