@@ -8,9 +8,11 @@ BIN    := $(VENV)/bin
 DEBS   := xvfb xfwm4 dbus dbus-x11 libxdo3 xdotool rsync x11-utils procps imagemagick
 # The docker backend: Debian's Docker engine, and debootstrap for the base image where no registry answers.
 DOCKER_DEBS := docker.io debootstrap
+# The tests look at the HTML report in headless Chromium (through Playwright, which drives Debian's build).
+TEST_DEBS := chromium
 STAMP  := $(VENV)/.setup-done
 
-.PHONY: setup docker demo test test-local test-docker snapshots clean
+.PHONY: setup docker demo test test-debs test-local test-docker snapshots clean
 
 setup: $(STAMP)
 
@@ -39,12 +41,19 @@ docker: setup
 demo: setup
 	$(BIN)/mcpworld run --mode hybrid --app anki --app obs --agent oracle
 
-test: setup docker
+test-debs:
+	@missing=$$(for p in $(TEST_DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "apt-get install $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+test: setup docker test-debs
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # The two halves of `make test`, for CI machines that run jobs side by side.
-test-local: setup
+test-local: setup test-debs
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not docker"; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 

@@ -5,8 +5,11 @@ A mode or an ablation is only a filter over tool kinds/names; nothing else knows
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,27 +38,52 @@ class ToolFilter:
 
 
 class CallLog:
-    """tool_calls.jsonl: every call with its arguments, a result summary and its duration."""
+    """tool_calls.jsonl: every call with its arguments, a result summary and its duration; with a shots
+    folder, a small JPEG of each screenshot a call returned (made off the call's path) for the report."""
 
-    def __init__(self, path: Path | None):
+    THUMB_WIDTH = 320
+
+    def __init__(self, path: Path | None, shots: Path | None = None):
         self.path = path
         self._f = open(path, "a", buffering=1) if path else None
+        self.shots = shots
+        self._pool: ThreadPoolExecutor | None = None
         self.count = 0
         self.by_kind: dict[str, int] = {}
+        self.by_tool: dict[str, int] = {}
 
     def write(self, tool: str, kind: str, args: dict[str, Any], result: ToolResult, started: float, duration: float) -> None:
         self.count += 1
         self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
+        self.by_tool[tool] = self.by_tool.get(tool, 0) + 1
         if self._f:
             row = {"n": self.count, "ts": started, "tool": tool, "kind": kind, "args": args,
                    "is_error": result.is_error, "result": result.summary(), "images": len(result.images),
                    "duration_s": round(duration, 4)}
+            if self.shots is not None and result.images:
+                row["shot"] = f"{self.shots.name}/{self.count:04d}.jpg"
+                if self._pool is None:
+                    self.shots.mkdir(parents=True, exist_ok=True)
+                    self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbs")
+                self._pool.submit(_thumbnail, result.images[-1]["data"], self.shots / f"{self.count:04d}.jpg",
+                                  self.THUMB_WIDTH)
             self._f.write(json.dumps(row, default=str) + "\n")
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         if self._f:
             self._f.close()
             self._f = None
+
+
+def _thumbnail(b64_png: str, out: Path, width: int) -> None:
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(base64.b64decode(b64_png))).convert("RGB")
+    img.thumbnail((width, width * img.height // max(1, img.width)))
+    img.save(out, "JPEG", quality=70)
 
 
 class ToolRegistry:

@@ -80,7 +80,7 @@ def run(
                                                         "mounted read-only and put first on PATH"),
 ):
     """Run tasks with an agent and print SR and KSCR per task and overall."""
-    from mcpworld.runner import plan, run_all
+    from mcpworld.runner import declared, plan, run_all
     from mcpworld.trial import TrialOptions
 
     for m in mode:
@@ -107,7 +107,7 @@ def run(
             raise typer.Exit(2)
         agent_options["command"] = agent_command
     out = out or paths.new_run_dir(agent)
-    total = len(plan(chosen, mode, trials))
+    total = len(plan(declared(chosen, backend)[0], mode, trials))
     if total == 0:
         err.print("[red]error[/red] nothing to run: no selected task declares the chosen mode(s)")
         raise typer.Exit(2)
@@ -134,8 +134,10 @@ def run(
         except MCPWorldError as e:
             err.print(f"[red]error[/red] {e}")
             raise typer.Exit(1)
-    _print_summary(json.loads(summary.model_dump_json()))
-    console.print(f"results: {out}")
+    from mcpworld.report.text import print_report
+
+    print_report(summary, console)
+    console.print(f"results: {out}  (mcpworld report {out} --html report.html)")
 
 
 @app.command()
@@ -159,40 +161,89 @@ def view(run_dir: Path, open_browser: bool = typer.Option(False, "--open", help=
         webbrowser.open(info["url"])
 
 
-def _print_summary(summary: dict) -> None:
-    table = Table(title=f"agent={summary['agent']} modes={','.join(summary['modes'])}"
-                        f"{' no-bash' if summary['no_bash'] else ''}")
-    for col in ("task", "mode", "trials", "SR", "KSCR"):
-        table.add_column(col, justify="left" if col in ("task", "mode") else "right")
-    for key, s in summary["per_task"].items():
-        t, m = key.rsplit(":", 1)
-        table.add_row(t, m, str(s["trials"]), f"{s['sr']:.2%}", f"{s['kscr']:.2%}")
-    table.add_section()
-    for m, s in summary["per_mode"].items():
-        table.add_row("all", m, str(s["trials"]), f"{s['sr']:.2%}", f"{s['kscr']:.2%}")
-    table.add_row("[b]overall[/b]", "", str(summary["trials"]), f"[b]{summary['sr']:.2%}[/b]", f"[b]{summary['kscr']:.2%}[/b]")
-    console.print(table)
-    if summary.get("failures"):
-        console.print("failures: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["failures"].items())))
+def _report_or_exit(run_dirs: list[Path], step_cap: int | None = None, prices: Path | None = None):
+    from mcpworld.report.build import build, load_runs
+    from mcpworld.report.prices import load_prices
+
+    for d in run_dirs:
+        if not (d / "trials").is_dir():
+            err.print(f"[red]error[/red] {d} is not a run directory (no trials/)")
+            raise typer.Exit(2)
+    try:
+        table = load_prices(prices)
+    except ValueError as e:
+        err.print(f"[red]error[/red] --prices {e}")
+        raise typer.Exit(2)
+    return build(*load_runs(run_dirs), step_cap=step_cap, prices=table)
 
 
 @app.command()
-def report(run_dir: Path, as_json: bool = typer.Option(False, "--json", help="print summary JSON")):
-    """Summarize a run directory (also one whose runner was killed midway)."""
-    from mcpworld.results import summarize
+def report(
+    run_dirs: list[Path] = typer.Argument(..., help="one or more run directories (also of runs killed midway)"),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON (what summary.json holds)"),
+    csv_file: Optional[Path] = typer.Option(None, "--csv", help="write one row per trial to this CSV file"),
+    html_file: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML report with plots and timelines"),
+    step_cap: Optional[int] = typer.Option(None, min=1, help="WES step cap S (default: the trials' own cap)"),
+    prices: Optional[Path] = typer.Option(None, help="JSON price table {model: {input, output, cache_write, cache_read}} "
+                                                     "in $ per million tokens, over the built-in one"),
+    tasks_table: bool = typer.Option(True, "--tasks/--no-tasks", help="show the per-task table"),
+):
+    """SR, KSCR, WES, IMPLEMENTED/STRICT, pass@k, cost and failures of one or more runs."""
+    from mcpworld.report.text import print_report, trials_csv
+
+    rep = _report_or_exit(run_dirs, step_cap, prices)
+    if csv_file:
+        csv_file.write_text(trials_csv(rep.trial_rows))
+        err.print(f"trials: {csv_file}")
+    if html_file:
+        from mcpworld.report.html import render
+
+        html_file.write_text(render(rep))
+        err.print(f"report: {html_file}")
+    if as_json:
+        print(rep.model_dump_json(indent=2))
+    else:
+        print_report(rep, console, per_task=tasks_table)
+
+
+@app.command()
+def compare(
+    run_a: Path, run_b: Path,
+    mode_a: Optional[str] = typer.Option(None, help="the mode to take from RUN_A (needed when the runs' modes differ)"),
+    mode_b: Optional[str] = typer.Option(None, help="the mode to take from RUN_B"),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """Paired comparison of two runs (or two modes of one run) per difficulty, as in the paper's Table 9."""
+    from mcpworld.report.compare import compare as paired
     from mcpworld.runner import load_results
 
-    if not (run_dir / "trials").is_dir():
-        err.print(f"[red]error[/red] {run_dir} is not a run directory (no trials/)")
+    for d in (run_a, run_b):
+        if not (d / "trials").is_dir():
+            err.print(f"[red]error[/red] {d} is not a run directory (no trials/)")
+            raise typer.Exit(2)
+    try:
+        cmp = paired(load_results(run_a), load_results(run_b), str(run_a), str(run_b), mode_a, mode_b)
+    except ValueError as e:
+        err.print(f"[red]error[/red] {e}")
         raise typer.Exit(2)
-    results = load_results(run_dir)
-    meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
-    summary = summarize(results, str(run_dir), meta.get("agent", "?"), meta.get("modes") or sorted({r.mode for r in results}),
-                        bool(meta.get("no_bash")))
     if as_json:
-        print(summary.model_dump_json(indent=2))
-    else:
-        _print_summary(json.loads(summary.model_dump_json()))
+        print(cmp.model_dump_json(indent=2))
+        return
+    label_a = f"A{' ' + mode_a if mode_a else ''}"
+    label_b = f"B{' ' + mode_b if mode_b else ''}"
+    table = Table(title=f"A = {run_a}, B = {run_b}; paired on {cmp.paired_on}", title_justify="left")
+    for col in ("difficulty", "mode", "pairs", f"SR {label_a}", f"SR {label_b}", "A - B", "95% CI (Agresti-Min)", "A only / B only"):
+        table.add_column(col, justify="left" if col in ("difficulty", "mode") else "right")
+    last = None
+    for r in cmp.rows:
+        if last is not None and r.difficulty != last:
+            table.add_section()
+        table.add_row(r.difficulty if r.difficulty != last else "", r.mode, str(r.pairs), f"{r.sr_a:.2%}", f"{r.sr_b:.2%}",
+                      f"{r.difference:+.2%}", f"[{r.low:+.1%}, {r.high:+.1%}]", f"{r.only_a} / {r.only_b}")
+        last = r.difficulty
+    console.print(table)
+    if cmp.unpaired_a or cmp.unpaired_b:
+        console.print(f"left out (no partner): {cmp.unpaired_a} trial(s) of A, {cmp.unpaired_b} of B")
 
 
 @tasks_app.command("list")

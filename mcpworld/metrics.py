@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
-def rate(successes: int, n: int) -> float:
+def rate(successes: float, n: int) -> float:
     return successes / n if n else 0.0
 
 
@@ -55,7 +55,7 @@ def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float,
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))  # p inside despite rounding
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -97,8 +97,25 @@ def wes(cases: Sequence[EfficiencyCase], step_cap: int) -> float:
     return weighted / len(cases) * penalty
 
 
-def implemented_strict(passed: int, runnable: int, declared: int) -> tuple[float, float]:
+def implemented_strict(passed: float, runnable: int, declared: int) -> tuple[float, float]:
     """(IMPLEMENTED, STRICT): passed over runnable tasks, and passed over every declared task."""
     if runnable > declared:
         raise ValueError("more runnable tasks than declared ones")
     return rate(passed, runnable), rate(passed, declared)
+
+
+def paired_difference_interval(a: int, b: int, c: int, d: int, z: float = 1.959964) -> tuple[float, float, float]:
+    """Difference of two paired proportions, p_A - p_B, with the Agresti-Min (2005) interval.
+
+    The pairs are counted as a (both succeed), b (only A), c (only B), d (neither). Agresti-Min adds
+    1/2 to each cell and takes the Wald interval of the adjusted table; unlike Newcombe's score
+    method it keeps a width when there are no discordant pairs. Returns (p_A - p_B, low, high); with
+    no pairs, (0, -1, 1).
+    """
+    n = a + b + c + d
+    if n == 0:
+        return 0.0, -1.0, 1.0
+    bs, cs, ns = b + 0.5, c + 0.5, n + 2.0
+    centre = (bs - cs) / ns
+    half = z * math.sqrt((bs + cs) - (bs - cs) ** 2 / ns) / ns
+    return (b - c) / n, max(-1.0, centre - half), min(1.0, centre + half)

@@ -10,13 +10,37 @@ from pathlib import Path
 
 from mcpworld.agents import make_agent
 from mcpworld.config.load import ResolvedTask
-from mcpworld.results import RunSummary, TrialResult, summarize
+from mcpworld.results import TrialResult
 from mcpworld.trial import Trial, TrialOptions
 
 
 def plan(tasks: list[ResolvedTask], modes: list[str], trials: int) -> list[tuple[ResolvedTask, str, int]]:
-    """Every (task, mode, trial) to run; modes a task does not declare are skipped."""
-    return [(rt, mode, k) for rt in tasks for mode in modes if mode in rt.task.modes for k in range(trials)]
+    """Every (task, mode, trial) to run; modes a task does not declare and tasks not ready are skipped."""
+    return [(rt, mode, k) for rt in tasks if rt.task.status == "ready"
+            for mode in modes if mode in rt.task.modes for k in range(trials)]
+
+
+def declared(tasks: list[ResolvedTask], backend: str) -> tuple[list[ResolvedTask], dict[str, dict]]:
+    """The tasks that can run here, and every chosen task with its status: what STRICT counts against.
+    On the local backend a task whose app is not installed is declared but not runnable."""
+    from mcpworld.install import is_installed
+
+    installed: dict[str, bool] = {}
+    runnable, info = [], {}
+    for rt in tasks:
+        status, reason = rt.task.status, rt.task.status_reason
+        if status == "ready" and backend == "local":
+            if rt.app.id not in installed:
+                installed[rt.app.id] = is_installed(rt.app)
+            if not installed[rt.app.id]:
+                status, reason = "app_missing", f"{rt.app.name} is not installed (mcpworld apps install --app {rt.app.id})"
+        if status == "ready":
+            runnable.append(rt)
+        info[rt.key] = {"status": status, "reason": reason, "modes": list(rt.task.modes) or ["gui", "mcp", "hybrid"],
+                        "difficulty": rt.task.difficulty, "human_steps": rt.task.human_step_count,
+                        "grouped_human_steps": rt.task.grouped_human_steps, "app": rt.app.id,
+                        "template": rt.task.template}
+    return runnable, info
 
 
 def trial_dirname(rt: ResolvedTask, mode: str, k: int) -> str:
@@ -26,15 +50,16 @@ def trial_dirname(rt: ResolvedTask, mode: str, k: int) -> str:
 async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, out: Path, trials: int = 1,
                   base_opts: TrialOptions | None = None, agent_options: dict | None = None,
                   on_trial: Callable[[TrialResult, int, int], None] | None = None,
-                  on_start: Callable[[str], None] | None = None) -> RunSummary:
+                  on_start: Callable[[str], None] | None = None):
     base_opts = base_opts or TrialOptions()
     out.mkdir(parents=True, exist_ok=True)
+    tasks, declared_tasks = declared(tasks, base_opts.backend)
     todo = plan(tasks, modes, trials)
     (out / "run.json").write_text(json.dumps({
         "v": 1, "started": time.time(), "agent": agent_name, "agent_options": agent_options or {}, "modes": modes,
         "trials": trials, "no_bash": base_opts.no_bash, "tools": sorted(base_opts.tools) if base_opts.tools else None,
         "timeout": base_opts.timeout, "backend": base_opts.backend,
-        "tasks": {rt.key: rt.raw for rt in tasks}}, indent=1, default=str))
+        "declared": declared_tasks, "tasks": {rt.key: rt.raw for rt in tasks}}, indent=1, default=str))
     results: list[TrialResult] = []
     with open(out / "results.jsonl", "a") as results_log:
         for i, (rt, mode, k) in enumerate(todo):
@@ -48,9 +73,16 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
             results_log.flush()
             if on_trial:
                 on_trial(result, i + 1, len(todo))
-    summary = summarize(results, str(out), agent_name, modes, base_opts.no_bash)
-    (out / "summary.json").write_text(summary.model_dump_json(indent=2))
-    return summary
+    return write_summary(out)
+
+
+def write_summary(run_dir: Path):
+    """summary.json: the full report (mcpworld.report.build) of the run as it stands on disk."""
+    from mcpworld.report.build import build, load_runs
+
+    report = build(*load_runs([run_dir]))
+    (run_dir / "summary.json").write_text(report.model_dump_json(indent=2))
+    return report
 
 
 def load_results(run_dir: Path) -> list[TrialResult]:

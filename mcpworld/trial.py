@@ -255,7 +255,7 @@ class Trial:
             launch = asyncio.create_task(self._timed_launch(env, evaluator))
             t = time.perf_counter()
             registry = ToolRegistry(self._providers(env), ToolFilter(opts.mode, opts.no_bash, opts.tools),
-                                    CallLog(self.dir / "tool_calls.jsonl"))
+                                    CallLog(self.dir / "tool_calls.jsonl", self.dir / "shots"))
             try:
                 await registry.start()  # in this task: MCP clients must close in the task that opened them
             except BaseException:
@@ -401,6 +401,7 @@ class Trial:
             human_steps=rt.task.human_step_count, success=success, kscr=verdict.kscr, verdict=verdict,
             failure=failure, failure_detail=self.failure_detail, forgeries=forgeries, steps=ctx.steps,
             tool_calls=log.count if log else 0, tool_calls_by_kind=dict(log.by_kind) if log else {},
-            usage=ctx.usage, timings=self.timings, started=started)
+            tool_calls_by_tool=dict(log.by_tool) if log else {}, max_steps=ctx.max_steps,
+            grouped_human_steps=rt.task.grouped_human_steps, usage=ctx.usage, timings=self.timings, started=started)
         (self.dir / "result.json").write_text(result.model_dump_json(indent=2))
         return result

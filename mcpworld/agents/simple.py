@@ -33,7 +33,7 @@ class OracleAgent(Agent):
                 raise AgentError(f"oracle step {i} needs tool '{step.tool}', not offered in mode '{ctx.mode}'"
                                  f"{' with --no-bash' if ctx.no_bash else ''}")
             result = await ctx.tools.call(step.tool, expand_tree(step.args, ctx.values))
-            ctx.steps += 1
+            ctx.steps += step.is_action  # counted as the human steps are: waits are not steps
             if result.is_error:
                 raise AgentError(f"oracle step {i} ({step.tool}) failed: {result.summary()}")
             await self.after_step(ctx, i, step)

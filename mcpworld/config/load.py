@@ -222,8 +222,11 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     for mode in task.modes:
         if task.status == "ready" and task.oracle_for(mode) is None:
             errors.append(ConfigError(file, "modes", f"mode '{mode}' is declared but the task has no oracle usable in it"))
-    if task.human_step_count is None:
+    if task.human_step_count is None and task.status == "ready":
         errors.append(ConfigError(file, "human_steps", "missing, and there is no GUI oracle to count it from"))
+    elif task.grouped_human_steps is not None and task.human_step_count is not None and not 1 <= task.grouped_human_steps <= task.human_step_count:
+        errors.append(ConfigError(file, "grouped_human_steps", f"{task.grouped_human_steps} groups for "
+                                  f"{task.human_step_count} human steps (must be 1 to {task.human_step_count})"))
     if errors:
         raise ConfigErrors(errors)
     try:

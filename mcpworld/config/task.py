@@ -54,6 +54,12 @@ class OracleStep(_Model):
         "the oracle waits for it (a dialog opening on a loaded machine), and fails clearly if it never comes"))
 
 
+    @property
+    def is_action(self) -> bool:
+        """A step a person would count: not a computer-tool wait or screenshot (MCP and bash calls count)."""
+        return self.tool != "computer" or self.args.get("action") not in ("screenshot", "wait", None)
+
+
 class Oracle(_Model):
     mcp: list[OracleStep] | None = None
     gui: list[OracleStep] | None = None
@@ -69,6 +75,7 @@ class Task(_Model):
     grouped_human_steps: int | None = Field(default=None, ge=0)
     modes: list[Mode] = Field(default_factory=lambda: list(MODES))
     status: Literal["ready", "unavailable", "stub"] = "ready"
+    status_reason: str = Field(default="", description="why a task is not ready (shown in reports)")
     context_data: list[CopySpec] = Field(default_factory=list)
     file_milestones: list[FileMilestone] = Field(default_factory=list)
     frida_scripts: list[str] = Field(default_factory=list, description="the task's own hook scripts, in its folder")
@@ -103,7 +110,7 @@ class Task(_Model):
         if self.human_steps is not None:
             return self.human_steps
         if self.oracle.gui:
-            return sum(1 for s in self.oracle.gui if s.args.get("action") not in ("screenshot", "wait", None))
+            return sum(1 for s in self.oracle.gui if s.is_action)
         return None
 
     def oracle_for(self, mode: Mode) -> list[OracleStep] | None:

@@ -87,6 +87,23 @@ class XWindows:
         prop = self._root.get_full_property(self._active, X.AnyPropertyType)
         return int(prop.value[0]) if prop is not None and len(prop.value) and prop.value[0] else None
 
+    def has_input_focus(self, wid: int) -> bool:
+        """Whether the X input focus is in this window (or a child). The window manager names the active
+        window first and the app (WM_TAKE_FOCUS) takes the focus after, so keys sent in between go astray."""
+        from Xlib.error import XError
+
+        try:
+            focus = self._d.get_input_focus().focus
+            for _ in range(16):
+                if not hasattr(focus, "id") or focus.id == self._root.id:
+                    return False
+                if focus.id == wid:
+                    return True
+                focus = focus.query_tree().parent
+        except XError:
+            pass
+        return False
+
 
 class X11Desktop:
     display: str
@@ -126,12 +143,18 @@ class X11Desktop:
             win = xw.active()
             return xw.name(win) if win else None
 
+    def _focused_name(self) -> tuple[str | None, bool]:
+        """The active window's name, and whether the app has taken the input focus into it yet."""
+        with XWindows(self.display) as xw:
+            win = xw.active()
+            return (xw.name(win), xw.has_input_focus(win)) if win else (None, False)
+
     async def wait_focus(self, name_regex: str, timeout: float) -> str:
         pattern = re.compile(name_regex)
         deadline = time.monotonic() + timeout
         while True:
-            name = self.active_window_name()
-            if name is not None and pattern.search(name):
+            name, has_focus = self._focused_name()
+            if name is not None and has_focus and pattern.search(name):
                 return name
             if time.monotonic() > deadline:
                 raise EnvironmentSetupError(f"no window matching /{name_regex}/ had the focus within {timeout:.0f}s "

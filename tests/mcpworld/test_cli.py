@@ -20,7 +20,7 @@ def test_run_writes_results_and_prints_the_table(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["trials"] == 4 and summary["sr"] == 1.0 and summary["kscr"] == 1.0
     assert set(summary["per_task"]) == {"anki/164:mcp", "anki/164:hybrid", "anki/157:mcp", "anki/157:hybrid"}
-    assert "overall" in r.stdout and "100.00%" in r.stdout
+    assert "Overview per mode" in r.stdout and "100.0%" in r.stdout
     run = json.loads((out / "run.json").read_text())
     assert run["agent"] == "oracle" and set(run["tasks"]) == {"anki/164", "anki/157"}
     trial = out / "trials" / "anki-164__mcp__0"

@@ -57,3 +57,21 @@ def test_implemented_and_strict_are_reported_together():
     assert implemented == 0.8 and math.isclose(strict, 8 / 12)
     with pytest.raises(ValueError):
         m.implemented_strict(1, 5, 4)
+
+
+def test_paired_difference_interval_agresti_min():
+    # 20 pairs: 10 both succeed, 6 only A, 1 only B, 3 neither. p_A = 0.8, p_B = 0.55, difference 0.25.
+    d, lo, hi = m.paired_difference_interval(10, 6, 1, 3)
+    assert d == pytest.approx(0.25)
+    # By hand: add 1/2 to each cell: b* = 6.5, c* = 1.5, n* = 22; centre 5/22 = 0.22727;
+    # variance ((6.5 + 1.5) - 5^2/22) / 22^2 = 6.86364 / 484 = 0.014181, se 0.119084, half 0.233400
+    assert (round(lo, 4), round(hi, 4)) == (-0.0061, 0.4607)
+    # swapping the sides mirrors the interval
+    d2, lo2, hi2 = m.paired_difference_interval(10, 1, 6, 3)
+    assert (d2, lo2, hi2) == pytest.approx((-d, -hi, -lo))
+    assert m.paired_difference_interval(0, 0, 0, 0) == (0.0, -1.0, 1.0)
+    # no discordant pairs: the difference is 0 and the interval still has width (1/2 * 1.96 / 12 each way)
+    d, lo, hi = m.paired_difference_interval(5, 0, 0, 5)
+    assert d == 0 and (lo, hi) == pytest.approx((-1.959964 / 12, 1.959964 / 12))
+    # all pairs discordant one way: clipped to [-1, 1]
+    assert m.paired_difference_interval(0, 8, 0, 0)[2] == 1.0

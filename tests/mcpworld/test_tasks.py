@@ -27,10 +27,13 @@ async def test_oracle_passes(key, mode, tmp_path):
     assert result.failure is None
     kinds = set(result.tool_calls_by_kind)
     assert kinds <= ({"gui"} if mode == "gui" else {"mcp", "gui"}), kinds
-    assert result.steps == len(TASKS[key].task.oracle_for(mode))
+    assert result.steps == sum(s.is_action for s in TASKS[key].task.oracle_for(mode))
 
 
-@pytest.mark.parametrize("key", sorted(TASKS), ids=sorted(TASKS))
+READY = sorted(k for k, rt in TASKS.items() if rt.task.status == "ready")
+
+
+@pytest.mark.parametrize("key", READY, ids=READY)
 async def test_null_agent_fails(key, tmp_path):
     mode = TASKS[key].task.modes[-1]
     result = await Trial(TASKS[key], make_agent("null"), TrialOptions(mode=mode), tmp_path / "trial").run()

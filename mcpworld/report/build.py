@@ -1,0 +1,288 @@
+"""From run directories to one Report: every metric of summary.json, computed by mcpworld.metrics.
+
+Trials are the unit of SR, KSCR and WES (n = trials; with one trial per task that is n = tasks);
+IMPLEMENTED/STRICT and pass@k/pass^k are per task. Every figure is per mode first, since a mode
+is an experimental condition, then overall.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from mcpworld import metrics
+from mcpworld.report.prices import Price, load_prices, price_for
+from mcpworld.results import TrialResult
+
+REPORT_VERSION = 2
+DIFFICULTIES = ("Easy", "Medium", "Hard")
+KINDS = ("gui", "mcp", "bash", "edit")
+
+
+class Group(BaseModel):
+    """SR with its 95% Wilson interval, KSCR (mean over trials) and KSCR by progress."""
+
+    trials: int
+    successes: int
+    tasks: int
+    sr: float
+    sr_low: float
+    sr_high: float
+    kscr: float
+    kscr_progress: float
+
+
+class Wes(BaseModel):
+    value: float
+    grouped: float = Field(description="the same with grouped human steps where a task declares them")
+    step_cap: int = Field(description="S in the penalty term")
+    step_cap_source: str
+    grouped_tasks: int = Field(description="tasks that declare grouped human steps")
+
+
+class ImplementedStrict(BaseModel):
+    passed: float = Field(description="sum over runnable tasks of the task's SR (a count with one trial per task)")
+    runnable: int
+    declared: int
+    implemented: float
+    strict: float
+    not_runnable: dict[str, str] = Field(default_factory=dict, description="task -> status: reason")
+
+
+class PassK(BaseModel):
+    k: int
+    tasks: int
+    pass_at_k: float
+    pass_hat_k: float
+
+
+class Cost(BaseModel):
+    trials: int
+    steps: int
+    steps_mean: float
+    tool_calls: int
+    tool_calls_by_kind: dict[str, int]
+    tool_calls_by_tool: dict[str, int]
+    mcp_rate: float = Field(description="MCP tool calls over all tool calls")
+    input_tokens: int
+    output_tokens: int
+    cache_write_tokens: int
+    cache_read_tokens: int
+    wall_s: float
+    wall_s_mean: float
+    agent_s_mean: float
+    models: list[str]
+    dollars: float | None = Field(description="None when a trial's model has no price in the table")
+
+
+class TrialRow(BaseModel):
+    task: str
+    app: str
+    mode: str
+    no_bash: bool
+    trial: int
+    difficulty: str
+    human_steps: int | None
+    success: bool
+    kscr: float
+    kscr_progress: float
+    steps: int
+    tool_calls: int
+    failure: str | None
+    failure_detail: str
+    wall_s: float
+    input_tokens: int
+    output_tokens: int
+    dir: str
+
+
+class Report(BaseModel):
+    v: int = REPORT_VERSION
+    runs: list[str]
+    agent: str
+    modes: list[str]
+    no_bash: bool
+    # the first-level figures of the earlier summary.json, kept for scripts reading them
+    trials: int
+    sr: float
+    kscr: float
+    overall: Group
+    per_mode: dict[str, Group]
+    per_app: dict[str, Group]
+    per_difficulty: dict[str, Group]
+    per_mode_difficulty: dict[str, dict[str, Group]]
+    per_task: dict[str, Group] = Field(description="'task:mode'")
+    wes: dict[str, Wes]
+    implemented_strict: dict[str, ImplementedStrict]
+    pass_k: dict[str, list[PassK]]
+    cost: dict[str, Cost] = Field(description="per mode and 'all'")
+    prices: dict[str, Price]
+    failures: dict[str, int]
+    failures_by_mode: dict[str, dict[str, int]]
+    trial_rows: list[TrialRow]
+
+
+def kscr_progress(r: TrialResult) -> float:
+    if r.verdict is None:
+        return 0.0
+    return metrics.kscr_by_progress([s.reached for s in r.verdict.key_steps])
+
+
+def group(rs: list[TrialResult]) -> Group:
+    n, s = len(rs), sum(r.success for r in rs)
+    low, high = metrics.wilson_interval(s, n)
+    return Group(trials=n, successes=s, tasks=len({r.task for r in rs}), sr=metrics.rate(s, n), sr_low=low,
+                 sr_high=high, kscr=sum(r.kscr for r in rs) / n if n else 0.0,
+                 kscr_progress=sum(kscr_progress(r) for r in rs) / n if n else 0.0)
+
+
+def by(rs: Iterable[TrialResult], key: Callable[[TrialResult], str]) -> dict[str, list[TrialResult]]:
+    out: dict[str, list[TrialResult]] = {}
+    for r in rs:
+        out.setdefault(key(r), []).append(r)
+    return out
+
+
+def wes(rs: list[TrialResult], step_cap: int | None) -> Wes:
+    if step_cap is not None:
+        cap, source = step_cap, "--step-cap"
+    else:
+        caps = {r.max_steps for r in rs if r.max_steps}
+        cap = max(caps) if caps else 50
+        source = ("the trials' step cap" if len(caps) == 1 else
+                  "the largest of the trials' step caps" if caps else "the default (no trial recorded one)")
+
+    def cases(grouped: bool) -> list[metrics.EfficiencyCase]:
+        out = []
+        for r in rs:
+            human = r.grouped_human_steps if grouped and r.grouped_human_steps else r.human_steps
+            out.append(metrics.EfficiencyCase(reward=1.0 if r.success else 0.0, human_steps=human or 0,
+                                              agent_steps=r.steps))
+        return out
+
+    return Wes(value=metrics.wes(cases(False), cap), grouped=metrics.wes(cases(True), cap), step_cap=cap,
+               step_cap_source=source, grouped_tasks=len({r.task for r in rs if r.grouped_human_steps}))
+
+
+def implemented_strict(rs: list[TrialResult], mode: str, declared: dict[str, dict]) -> ImplementedStrict:
+    task_sr = {t: metrics.rate(sum(r.success for r in g), len(g)) for t, g in by(rs, lambda r: r.task).items()}
+    in_mode = {k: d for k, d in declared.items() if mode in d.get("modes", [])} or {t: {"status": "ready"} for t in task_sr}
+    runnable = [k for k, d in in_mode.items() if d.get("status") == "ready"]
+    passed = sum(task_sr.get(k, 0.0) for k in runnable)
+    impl, strict = metrics.implemented_strict(passed, len(runnable), len(in_mode))
+    return ImplementedStrict(passed=passed, runnable=len(runnable), declared=len(in_mode), implemented=impl, strict=strict,
+                             not_runnable={k: f"{d['status']}: {d.get('reason', '')}".rstrip(": ")
+                                           for k, d in in_mode.items() if d.get("status") != "ready"})
+
+
+def pass_k(rs: list[TrialResult]) -> list[PassK]:
+    per_task = by(rs, lambda r: r.task)
+    kmax = min(len(g) for g in per_task.values()) if per_task else 0
+    out = []
+    for k in sorted({k for k in (1, 2, 3, 5, 10, kmax) if k <= kmax}):
+        at = [metrics.pass_at_k(len(g), sum(r.success for r in g), k) for g in per_task.values()]
+        hat = [metrics.pass_hat_k(len(g), sum(r.success for r in g), k) for g in per_task.values()]
+        out.append(PassK(k=k, tasks=len(per_task), pass_at_k=sum(at) / len(at), pass_hat_k=sum(hat) / len(hat)))
+    return out
+
+
+def cost(rs: list[TrialResult], prices: dict[str, Price]) -> Cost:
+    n = len(rs)
+    by_kind: dict[str, int] = {}
+    by_tool: dict[str, int] = {}
+    for r in rs:
+        for k, v in r.tool_calls_by_kind.items():
+            by_kind[k] = by_kind.get(k, 0) + v
+        for k, v in r.tool_calls_by_tool.items():
+            by_tool[k] = by_tool.get(k, 0) + v
+    calls = sum(r.tool_calls for r in rs)
+    dollars: float | None = 0.0
+    for r in rs:
+        u = r.usage
+        if not (u.input_tokens or u.output_tokens):
+            continue
+        price = price_for(prices, u.model)
+        if price is None or dollars is None:
+            dollars = None
+            continue
+        dollars += price.dollars(u.input_tokens, u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens)
+    wall = sum(r.timings.total_s for r in rs)
+    return Cost(trials=n, steps=sum(r.steps for r in rs), steps_mean=sum(r.steps for r in rs) / n if n else 0.0,
+                tool_calls=calls, tool_calls_by_kind=dict(sorted(by_kind.items())),
+                tool_calls_by_tool=dict(sorted(by_tool.items(), key=lambda kv: -kv[1])),
+                mcp_rate=metrics.rate(by_kind.get("mcp", 0), calls),
+                input_tokens=sum(r.usage.input_tokens for r in rs), output_tokens=sum(r.usage.output_tokens for r in rs),
+                cache_write_tokens=sum(r.usage.cache_creation_input_tokens for r in rs),
+                cache_read_tokens=sum(r.usage.cache_read_input_tokens for r in rs),
+                wall_s=wall, wall_s_mean=wall / n if n else 0.0,
+                agent_s_mean=sum(r.timings.agent_s for r in rs) / n if n else 0.0,
+                models=sorted({r.usage.model for r in rs if r.usage.model}), dollars=dollars)
+
+
+def trial_row(r: TrialResult, run_dir: str) -> TrialRow:
+    return TrialRow(task=r.task, app=r.app, mode=r.mode, no_bash=r.no_bash, trial=r.trial, difficulty=r.difficulty,
+                    human_steps=r.human_steps, success=r.success, kscr=r.kscr, kscr_progress=kscr_progress(r),
+                    steps=r.steps, tool_calls=r.tool_calls, failure=r.failure, failure_detail=r.failure_detail,
+                    wall_s=r.timings.total_s, input_tokens=r.usage.input_tokens, output_tokens=r.usage.output_tokens,
+                    dir=str(Path(run_dir) / "trials" / f"{r.app}-{r.task.split('/', 1)[1]}__{r.mode}__{r.trial}"))
+
+
+def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: int | None = None,
+          prices: dict[str, Price] | None = None) -> Report:
+    """results: (run directory, trial result) pairs; metas: each run's run.json."""
+    prices = prices if prices is not None else load_prices()
+    rs = [r for _, r in results]
+    declared: dict[str, dict] = {}
+    for m in metas:
+        declared.update(m.get("declared") or {})
+    modes = sorted({r.mode for r in rs}, key=lambda m: ("gui", "mcp", "hybrid").index(m) if m in ("gui", "mcp", "hybrid") else 9)
+    modes = modes or sorted({m for meta in metas for m in meta.get("modes", [])})
+    per_mode = by(rs, lambda r: r.mode)
+    failures: dict[str, int] = {}
+    failures_by_mode: dict[str, dict[str, int]] = {}
+    for r in rs:
+        if r.failure:
+            failures[r.failure] = failures.get(r.failure, 0) + 1
+            fm = failures_by_mode.setdefault(r.mode, {})
+            fm[r.failure] = fm.get(r.failure, 0) + 1
+    overall = group(rs)
+    agents = sorted({r.agent for r in rs} | {m.get("agent", "?") for m in metas if not rs})
+    return Report(
+        runs=[str(Path(m.get("_dir", "?"))) for m in metas], agent=",".join(agents) or "?", modes=modes,
+        no_bash=any(r.no_bash for r in rs) or any(m.get("no_bash") for m in metas),
+        trials=overall.trials, sr=overall.sr, kscr=overall.kscr, overall=overall,
+        per_mode={m: group(per_mode[m]) for m in modes if m in per_mode},
+        per_app={a: group(g) for a, g in sorted(by(rs, lambda r: r.app).items())},
+        per_difficulty={d: group(g) for d, g in sorted(by(rs, lambda r: r.difficulty).items(),
+                                                       key=lambda kv: _difficulty_order(kv[0]))},
+        per_mode_difficulty={m: {d: group(g) for d, g in sorted(by(per_mode[m], lambda r: r.difficulty).items(),
+                                                              key=lambda kv: _difficulty_order(kv[0]))}
+                             for m in modes if m in per_mode},
+        per_task={k: group(g) for k, g in by(rs, lambda r: f"{r.task}:{r.mode}").items()},
+        wes={m: wes(per_mode[m], step_cap) for m in modes if m in per_mode},
+        implemented_strict={m: implemented_strict(per_mode.get(m, []), m, declared) for m in modes},
+        pass_k={m: pass_k(per_mode[m]) for m in modes if m in per_mode},
+        cost={**{m: cost(per_mode[m], prices) for m in modes if m in per_mode}, "all": cost(rs, prices)},
+        prices={r.usage.model: p for r in rs if (p := price_for(prices, r.usage.model)) is not None},
+        failures=failures, failures_by_mode=failures_by_mode,
+        trial_rows=[trial_row(r, d) for d, r in results])
+
+
+def _difficulty_order(d: str) -> int:
+    return DIFFICULTIES.index(d) if d in DIFFICULTIES else len(DIFFICULTIES)
+
+
+def load_runs(run_dirs: list[Path]) -> tuple[list[tuple[str, TrialResult]], list[dict]]:
+    """Every trial result of the runs (also of a run killed midway) and each run's run.json."""
+    from mcpworld.runner import load_results
+
+    results, metas = [], []
+    for d in run_dirs:
+        meta = json.loads((d / "run.json").read_text()) if (d / "run.json").exists() else {}
+        meta["_dir"] = str(d)
+        metas.append(meta)
+        results.extend((str(d), r) for r in load_results(d))
+    return results, metas

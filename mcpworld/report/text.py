@@ -1,0 +1,105 @@
+"""The report as rich tables on the terminal, and the trials as CSV rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from rich.console import Console
+from rich.table import Table
+
+from mcpworld.report.build import Group, Report, TrialRow
+
+
+def pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def sr_ci(g: Group) -> str:
+    return f"{g.sr:.1%} [{g.sr_low:.0%}, {g.sr_high:.0%}]"
+
+
+def _group_table(title: str, first: str, rows: dict[str, Group]) -> Table:
+    t = Table(title=title, title_justify="left")
+    for col in (first, "trials", "tasks", "SR [95% CI]", "KSCR", "KSCR (progress)"):
+        t.add_column(col, justify="left" if col == first else "right")
+    for k, g in rows.items():
+        t.add_row(k, str(g.trials), str(g.tasks), sr_ci(g), pct(g.kscr), pct(g.kscr_progress))
+    return t
+
+
+def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
+    console.print(f"[b]runs[/b] {', '.join(rep.runs)}  [b]agent[/b] {rep.agent}"
+                  f"{'  [b]no bash[/b]' if rep.no_bash else ''}", highlight=False)
+    t = Table(title="Overview per mode", title_justify="left")
+    for col in ("mode", "trials", "SR [95% CI]", "KSCR", "KSCR (progress)", "IMPLEMENTED", "STRICT", "WES", "WES grouped"):
+        t.add_column(col, justify="left" if col == "mode" else "right")
+    for m, g in rep.per_mode.items():
+        i, w = rep.implemented_strict[m], rep.wes[m]
+        t.add_row(m, str(g.trials), sr_ci(g), pct(g.kscr), pct(g.kscr_progress),
+                  f"{pct(i.implemented)} ({i.passed:g}/{i.runnable})", f"{pct(i.strict)} ({i.passed:g}/{i.declared})",
+                  f"{w.value:.3f}", f"{w.grouped:.3f}")
+    t.add_section()
+    t.add_row("[b]all[/b]", str(rep.overall.trials), sr_ci(rep.overall), pct(rep.overall.kscr),
+              pct(rep.overall.kscr_progress), "", "", "", "")
+    console.print(t)
+    caps = {(w.step_cap, w.step_cap_source) for w in rep.wes.values()}
+    for cap, source in sorted(caps):
+        console.print(f"WES step cap S = {cap} ({source}); grouped: "
+                      f"{max((w.grouped_tasks for w in rep.wes.values()), default=0)} task(s) declare grouped steps",
+                      highlight=False)
+    for m, i in rep.implemented_strict.items():
+        for task, why in i.not_runnable.items():
+            console.print(f"not runnable ({m}): {task}: {why}", highlight=False)
+
+    t = Table(title="SR by difficulty and mode (the paper's Table 6)", title_justify="left")
+    t.add_column("difficulty")
+    for m in rep.per_mode_difficulty:
+        t.add_column(m, justify="right")
+    diffs = list(dict.fromkeys(d for g in rep.per_mode_difficulty.values() for d in g))
+    for d in diffs:
+        t.add_row(d, *[sr_ci(g[d]) if d in g else "-" for g in rep.per_mode_difficulty.values()])
+    console.print(t)
+    console.print(_group_table("Per app", "app", rep.per_app))
+    if any(len(v) > 1 for v in rep.pass_k.values()):
+        t = Table(title="Repeated trials", title_justify="left")
+        for col in ("mode", "k", "tasks", "pass@k", "pass^k"):
+            t.add_column(col, justify="left" if col == "mode" else "right")
+        for m, ks in rep.pass_k.items():
+            for pk in ks:
+                t.add_row(m, str(pk.k), str(pk.tasks), pct(pk.pass_at_k), pct(pk.pass_hat_k))
+        console.print(t)
+    t = Table(title="Cost", title_justify="left")
+    for col in ("mode", "steps/trial", "tool calls", "gui/mcp/bash/edit", "MCP rate", "tokens in/out", "cache w/r",
+                "s/trial", "$"):
+        t.add_column(col, justify="left" if col == "mode" else "right")
+    for m, c in rep.cost.items():
+        t.add_row(m, f"{c.steps_mean:.1f}", str(c.tool_calls), "/".join(str(c.tool_calls_by_kind.get(k, 0)) for k in
+                  ("gui", "mcp", "bash", "edit")), pct(c.mcp_rate), f"{c.input_tokens}/{c.output_tokens}",
+                  f"{c.cache_write_tokens}/{c.cache_read_tokens}", f"{c.wall_s_mean:.1f}",
+                  "-" if c.dollars is None else f"{c.dollars:.2f}")
+    console.print(t)
+    if rep.cost["all"].tool_calls_by_tool:
+        console.print("tool calls by tool: " + ", ".join(f"{k}={v}" for k, v in rep.cost["all"].tool_calls_by_tool.items()),
+                      highlight=False)
+    if rep.failures_by_mode:
+        kinds = sorted({k for f in rep.failures_by_mode.values() for k in f})
+        t = Table(title="Failures", title_justify="left")
+        t.add_column("mode")
+        for k in kinds:
+            t.add_column(k, justify="right")
+        for m, f in rep.failures_by_mode.items():
+            t.add_row(m, *[str(f.get(k, 0)) for k in kinds])
+        console.print(t)
+    if per_task:
+        console.print(_group_table("Per task", "task:mode", rep.per_task))
+
+
+def trials_csv(rows: list[TrialRow]) -> str:
+    buf = io.StringIO()
+    fields = list(TrialRow.model_fields)
+    w = csv.DictWriter(buf, fieldnames=fields)
+    w.writeheader()
+    for r in rows:
+        w.writerow(r.model_dump())
+    return buf.getvalue()
