@@ -116,6 +116,7 @@ class ClaudeAgent(Agent):
                     model=self.model, max_tokens=self.max_tokens, system=system_prompt(ctx.mode, ctx.no_bash),
                     tools=tools, messages=messages, betas=[BETA], extra_body=extra)
                 ctx.usage.add(reply.usage)
+                ctx.usage.model = reply.model or self.model  # the dated id that answered, for the price table
                 content = [b.model_dump(exclude_none=True) for b in reply.content]
                 messages.append({"role": "assistant", "content": content})
                 uses = [b for b in reply.content if b.type == "tool_use"]

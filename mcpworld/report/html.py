@@ -140,6 +140,12 @@ def _jsonl(path: Path) -> list[dict]:
     return out
 
 
+def _timings(t: dict) -> str:
+    names = (("open_s", "desktop"), ("reset_s", "reset"), ("app_ready_s", "app ready"), ("gateway_s", "tools"),
+             ("agent_s", "agent"), ("query_s", "state query"), ("teardown_s", "teardown"), ("total_s", "total"))
+    return "timings: " + ", ".join(f"{label} {t[k]:.2f}s" for k, label in names if k in t)
+
+
 def timeline(row, index: int) -> str:
     d = Path(row.dir)
     result = json.loads((d / "result.json").read_text()) if (d / "result.json").exists() else {}
@@ -166,7 +172,8 @@ def timeline(row, index: int) -> str:
     return (f'<details id="trial-{index}"><summary>{html.escape(row.task)} · {row.mode} · #{row.trial} · {mark} · '
             f'KSCR {row.kscr:.0%} · {row.steps} steps · {row.wall_s:.1f}s</summary>'
             f'<p>verdict: {html.escape(verdict.get("reason", ""))}<br>key steps: {html.escape(steps)}'
-            f'{"<br>detail: " + html.escape(row.failure_detail) if row.failure_detail else ""}</p>'
+            f'{"<br>detail: " + html.escape(row.failure_detail) if row.failure_detail else ""}'
+            f'<br><span class="note">{html.escape(_timings(result.get("timings") or {}))}</span></p>'
             f'<div class="tl">{grid}</div><p>final screen:</p>{_img(d / "final.png")}</details>')
 
 

@@ -10,6 +10,8 @@ import pytest
 from mcpworld.agents import make_agent
 from mcpworld.agents.claude import prune_screenshots
 from mcpworld.config.load import load_tasks
+from mcpworld.report.build import build
+from mcpworld.report.prices import Price
 from mcpworld.trial import Trial, TrialOptions
 
 TASKS = load_tasks()
@@ -86,6 +88,12 @@ async def test_claude_solves_a_task_through_the_gateway(api, tmp_path):
     assert r.steps == 2 and r.tool_calls_by_kind == {"gui": 1, "mcp": 1}
     assert (r.usage.input_tokens, r.usage.output_tokens) == (500, 50)
     assert (r.usage.cache_creation_input_tokens, r.usage.cache_read_input_tokens) == (15, 21)
+    # priced by the model id that answered: $3 in, $15 out, $3.75 cache writes, $0.30 cache reads per million
+    assert r.usage.model == "claude-test" and r.max_steps == 50
+    price = {"claude-test": Price(input=3, output=15, cache_write=3.75, cache_read=0.30)}
+    cost = build([(str(tmp_path), r)], [{}], prices=price).cost["hybrid"]
+    assert cost.dollars == pytest.approx((500 * 3 + 50 * 15 + 15 * 3.75 + 21 * 0.30) / 1e6)
+    assert cost.tool_calls_by_tool == {"computer": 1, "anki__add_note": 1} and cost.mcp_rate == 0.5
 
     first = fake.requests[0]
     assert first["path"].startswith("/v1/messages")
@@ -118,7 +126,7 @@ async def test_step_cap(api, tmp_path):
     fake = api([])  # always asks for another screenshot
     agent = make_agent("claude", base_url=fake.url, api_key="k")
     r = await Trial(TASKS["anki/164"], agent, TrialOptions(mode="gui", max_steps=3), tmp_path / "t").run()
-    assert r.failure == "step_cap" and r.steps == 3 and len(fake.requests) == 3
+    assert r.failure == "step_cap" and r.steps == 3 and r.max_steps == 3 and len(fake.requests) == 3
     # only the newest screenshots stay in the history sent to the model
     last = fake.requests[-1]["body"]["messages"]
     images = [c for m in last if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"
