@@ -61,7 +61,9 @@ class FridaBridge:
             body = message.get("payload")
             if isinstance(body, dict) and body.get("mcpworld") == 1 and isinstance(body.get("event"), str):
                 payload = body.get("payload") if isinstance(body.get("payload"), dict) else {"value": body.get("payload")}
-                self.client.emit(body["event"], {**payload, "script": script})
+                fired = body.get("t")
+                self.client.emit(body["event"], {**payload, "script": script},
+                                 ts=fired / 1000 if isinstance(fired, (int, float)) else None)
             else:
                 self.client.emit("frida_message", {"script": script, "payload": body})
         elif message.get("type") == "error":
