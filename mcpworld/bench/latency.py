@@ -74,14 +74,18 @@ async def inotify(n: int, out: Path) -> list[float]:
                               lambda name, payload: loop.call_soon_threadsafe(evaluator.record_internal, "fs", name, payload))
         watcher.start()
         closed: dict[str, float] = {}
-        try:
+
+        def write_all() -> None:  # another thread, as another process would be: the recorder's loop stays free
             for i in range(n):
                 path = f"{tmp}/f{i}.txt"
-                with open(path, "w") as f:
-                    f.write("x" * 64)
-                closed[path] = time.time()
-                if i % 50 == 49:
-                    await asyncio.sleep(0)  # let the recorder run, as an app's writes would
+                f = open(path, "w")
+                f.write("x" * 64)
+                closed[path] = time.time()  # just before the close that fires IN_CLOSE_WRITE
+                f.close()
+                time.sleep(0.002)
+
+        try:
+            await asyncio.to_thread(write_all)
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and sum(e.name == "written" for e in evaluator.log.events) < n:
                 await asyncio.sleep(0.02)
