@@ -5,6 +5,8 @@ One mode per task here (mcp where the task has an MCP solution, else hybrid), pl
 reference solutions click the same coordinates as on the local desktop, and one task on the KDE image.
 """
 
+import warnings
+
 import pytest
 
 from mcpworld.agents import make_agent
@@ -47,6 +49,9 @@ async def test_null_agent_fails_in_a_container(key, tmp_path):
 @pytest.mark.parametrize("key", GUI_SAMPLES)
 async def test_gui_oracle_passes_in_a_container(key, tmp_path):
     result = await run(key, "oracle", "gui", tmp_path)
+    if not result.success:  # as in tests/mcpworld/test_tasks.py: one more attempt, reported, for lost input
+        warnings.warn(f"{key} gui in a container: the first attempt failed, retried once: {describe(result)}")
+        result = await run(key, "oracle", "gui", tmp_path / "retry")
     assert result.success and result.kscr == 1.0, describe(result)
     assert set(result.tool_calls_by_kind) == {"gui"}
 

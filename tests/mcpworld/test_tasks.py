@@ -4,6 +4,8 @@ These are real trials: Xvfb, xfwm4, the real app with its probe, the real MCP se
 evaluator over websockets.
 """
 
+import warnings
+
 import pytest
 
 from mcpworld.agents import make_agent
@@ -22,6 +24,13 @@ def describe(result):
 @pytest.mark.parametrize("key,mode", CASES, ids=[f"{k}-{m}" for k, m in CASES])
 async def test_oracle_passes(key, mode, tmp_path):
     result = await Trial(TASKS[key], make_agent("oracle"), TrialOptions(mode=mode), tmp_path / "trial").run()
+    task = TASKS[key].task
+    if not result.success and task.oracle_for(mode) is task.oracle.gui:
+        # A GUI reference solution is synthetic input into a real app on a loaded 2-core machine; about
+        # one OBS trial in a hundred loses a click (obs/95's 'L', obs/89's second checkbox click). One
+        # more attempt, said out loud in the warnings summary; two failures in a row fail the test.
+        warnings.warn(f"{key} {mode}: the GUI oracle's first attempt failed, retried once: {describe(result)}")
+        result = await Trial(TASKS[key], make_agent("oracle"), TrialOptions(mode=mode), tmp_path / "retry").run()
     assert result.success, describe(result)
     assert result.kscr == 1.0, describe(result)
     assert result.failure is None
