@@ -419,27 +419,32 @@ def bench_run(part: list[str] = typer.Option([], "--part", help="reset, latency,
         raise typer.Exit(2)
     result = run_sync(parts, size, log=lambda m: err.print(m, highlight=False))
     out.write_text(result.model_dump_json(indent=2))
-    table = Table(title=f"mcpworld bench on {result.machine['cpus']} CPUs ({result.machine['cpu']}), "
-                        f"{result.machine['memory_gb']} GB", title_justify="left")
-    for col in ("figure", "n", "median", "p95", "p99", "baseline median", "ratio"):
-        table.add_column(col, justify="left" if col == "figure" else "right")
-    notes = []
-    for f in result.figures:
-        v, unit = f.value, f" {f.unit}"
-        notes.append(f"[{len(notes) + 1}] {f.name}: " + "; ".join(
-            x for x in (f"baseline: {f.baseline_name}" if f.baseline_name else "", f"target: {f.target}" if f.target else "",
-                        f.note) if x))
-        table.add_row(f"[{len(notes)}] {f.part}: {f.name}", str(v.n), f"{v.median:.3g}{unit}", f"{v.p95:.3g}", f"{v.p99:.3g}",
-                      f"{f.baseline.median:.3g}{unit}" if f.baseline else "-",
-                      f"{f.ratio:.2f}x" if f.ratio is not None else "-")
-    console.print(table)
-    for line in notes:
-        console.print(line, highlight=False)
+    from mcpworld.bench.show import print_result
+
+    print_result(result, console)
     for p, e in result.errors.items():
         err.print(f"[red]{p} failed[/red] {e}", highlight=False)
     console.print(f"figures: {out} ({result.seconds:.0f}s)")
     if result.errors:
         raise typer.Exit(1)
+
+
+@bench_app.command("show")
+def bench_show(result_file: Path = typer.Argument(Path("bench.json")),
+               as_markdown: bool = typer.Option(False, "--markdown", help="a Markdown table and notes")):
+    """Print a saved `bench run` result again."""
+    from mcpworld.bench.run import BenchResult
+    from mcpworld.bench.show import markdown, print_result
+
+    try:
+        result = BenchResult.model_validate_json(result_file.read_text())
+    except (OSError, ValueError) as e:
+        err.print(f"[red]error[/red] {result_file}: not a bench result ({e})")
+        raise typer.Exit(2)
+    if as_markdown:
+        print(markdown(result))
+    else:
+        print_result(result, console)
 
 
 @bench_app.command("startup")

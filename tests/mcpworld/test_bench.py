@@ -47,3 +47,6 @@ def test_bench_produces_every_figure(tmp_path):
     latency = {f["name"]: f for f in result["figures"] if f["part"] == "latency"}
     assert latency["Python probe (Anki)"]["value"]["n"] >= 30 and latency["inotify watcher"]["value"]["n"] == 30
     assert result["machine"]["cpus"] >= 1 and "median" in r.stdout
+    md = subprocess.run([sys.executable, "-m", "mcpworld.cli", "bench", "show", str(out), "--markdown"], cwd=paths.ROOT,
+                        capture_output=True, text=True, timeout=120)
+    assert md.returncode == 0 and md.stdout.count("\n| [") == len(result["figures"])
