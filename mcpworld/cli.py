@@ -163,14 +163,18 @@ def view(run_dir: Path, open_browser: bool = typer.Option(False, "--open", help=
         webbrowser.open(info["url"])
 
 
-def _report_or_exit(run_dirs: list[Path], step_cap: int | None = None, prices: Path | None = None):
-    from mcpworld.report.build import build, load_runs
-    from mcpworld.report.prices import load_prices
-
+def _require_run_dirs(run_dirs: list[Path]) -> None:
     for d in run_dirs:
         if not (d / "trials").is_dir():
             err.print(f"[red]error[/red] {d} is not a run directory (no trials/)")
             raise typer.Exit(2)
+
+
+def _report_or_exit(run_dirs: list[Path], step_cap: int | None = None, prices: Path | None = None):
+    from mcpworld.report.build import build, load_runs
+    from mcpworld.report.prices import load_prices
+
+    _require_run_dirs(run_dirs)
     try:
         table = load_prices(prices)
     except ValueError as e:
@@ -219,10 +223,7 @@ def compare(
     from mcpworld.report.compare import compare as paired
     from mcpworld.runner import load_results
 
-    for d in (run_a, run_b):
-        if not (d / "trials").is_dir():
-            err.print(f"[red]error[/red] {d} is not a run directory (no trials/)")
-            raise typer.Exit(2)
+    _require_run_dirs([run_a, run_b])
     try:
         cmp = paired(load_results(run_a), load_results(run_b), str(run_a), str(run_b), mode_a, mode_b)
     except ValueError as e:

@@ -45,7 +45,12 @@ def declared(tasks: list[ResolvedTask], backend: str) -> tuple[list[ResolvedTask
 
 
 def trial_dirname(rt: ResolvedTask, mode: str, k: int) -> str:
-    return f"{rt.app.id}-{rt.task.id}__{mode}__{k}"
+    return result_dirname(rt.app.id, rt.key, mode, k)
+
+
+def result_dirname(app: str, task_key: str, mode: str, k: int) -> str:
+    """A trial's folder under trials/: '<app>-<task id>__<mode>__<k>' (task_key is 'app/id')."""
+    return f"{app}-{task_key.split('/', 1)[1]}__{mode}__{k}"
 
 
 async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, out: Path, trials: int = 1,

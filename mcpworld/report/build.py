@@ -223,11 +223,13 @@ def cost(rs: list[TrialResult], prices: dict[str, Price]) -> Cost:
 
 
 def trial_row(r: TrialResult, run_dir: str) -> TrialRow:
+    from mcpworld.runner import result_dirname
+
     return TrialRow(task=r.task, app=r.app, mode=r.mode, no_bash=r.no_bash, trial=r.trial, difficulty=r.difficulty,
                     human_steps=r.human_steps, success=r.success, kscr=r.kscr, kscr_progress=kscr_progress(r),
                     steps=r.steps, tool_calls=r.tool_calls, failure=r.failure, failure_detail=r.failure_detail,
                     wall_s=r.timings.total_s, input_tokens=r.usage.input_tokens, output_tokens=r.usage.output_tokens,
-                    dir=str(Path(run_dir) / "trials" / f"{r.app}-{r.task.split('/', 1)[1]}__{r.mode}__{r.trial}"))
+                    dir=str(Path(run_dir) / "trials" / result_dirname(r.app, r.task, r.mode, r.trial)))
 
 
 def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: int | None = None,
