@@ -92,6 +92,7 @@ class Trial:
         self.rt, self.agent, self.opts, self.dir, self.trial_no = rt, agent, opts, trial_dir, trial_no
         self.run_id = uuid.uuid4().hex
         self.timings = Timings()
+        self._launched_at = 0.0
         self.failure: str | None = None
         self.failure_detail = ""
         self.app_proc = None
@@ -152,22 +153,31 @@ class Trial:
             raise MCPWorldError("the probe connected but did not delete its run config")
 
     async def _timed_launch(self, env: Environment, evaluator: Evaluator) -> None:
-        t = time.perf_counter()
+        self._launched_at = t = time.perf_counter()
         await self._launch(env, evaluator)
         self.timings.app_ready_s = time.perf_counter() - t
+
+    def _phase(self, name: str) -> None:
+        self.timings.ready_phases[name] = round(time.perf_counter() - self._launched_at, 4)
 
     async def _ready(self, env: Environment, evaluator: Evaluator) -> None:
         ready = self.rt.app.ready
         await env.wait_window(ready.window_name, ready.timeout)
+        self._phase("window")
         if ready.port:
             await env.wait_port(int(self.values[f"port_{ready.port}"]), ready.timeout)
+            self._phase("port")
         if self.rt.app.frida:
             await self._attach_frida(env, evaluator)
+            self._phase("frida")
         if ready.probe:
             await evaluator.probe_connected.wait()
+            self._phase("probe")
         if ready.event:
             await evaluator.wait_event(ready.event)
+            self._phase("event")
         await env.settle(ready.window_name, ready.settle, timeout=10.0)
+        self._phase("settled")
 
     async def _attach_frida(self, env: Environment, evaluator: Evaluator) -> None:
         """Start the Frida bridge next to the app; ready once every hook script is loaded without error."""
