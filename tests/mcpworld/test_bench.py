@@ -36,13 +36,15 @@ def test_bench_produces_every_figure(tmp_path):
         "screenshot through the computer tool (capture + PNG)", "action to a screenshot showing its effect",
         "MCP call through the gateway, in process (the registry)", "MCP call through the gateway, streamable HTTP",
         "MCP call through the gateway, stdio", "tools/list through the gateway, HTTP", "tools/list through the gateway, stdio",
+        "a no-op MCP tool in another process, streamable HTTP", "a no-op MCP tool in another process, stdio",
+        "Anki: bare cold start, window mapped", "OBS Studio: bare cold start, window mapped, port up",
         "1 environment(s) side by side", "2 environment(s) side by side",
     }
     assert expected <= names, expected - names
     for f in result["figures"]:
         v = f["value"]
         assert v["n"] >= 1 and 0 < v["min"] <= v["median"] <= v["p99"] <= v["max"], f
-        if f["part"] in ("latency", "gateway") and "tools/list" not in f["name"]:
+        if f["part"] in ("latency", "gateway") and "tools/list" not in f["name"] and "no-op" not in f["name"]:
             assert f["baseline"] and f["baseline"]["median"] > 0, f["name"]
     latency = {f["name"]: f for f in result["figures"] if f["part"] == "latency"}
     assert latency["Python probe (Anki)"]["value"]["n"] >= 30 and latency["inotify watcher"]["value"]["n"] == 30
