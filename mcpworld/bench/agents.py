@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -9,12 +10,13 @@ from mcpworld.agents.base import Agent, AgentContext, AgentError
 
 
 class CallLoopAgent(Agent):
-    """Calls one tool n times (arguments from args(i)): every call makes the app fire a milestone."""
+    """Calls one tool n times (arguments from args(i)), `pause` seconds apart: every call makes the app
+    fire a milestone."""
 
     name = "bench-loop"
 
-    def __init__(self, tool: str, args: Callable[[int], dict[str, Any]], n: int):
-        self.tool, self.args, self.n = tool, args, n
+    def __init__(self, tool: str, args: Callable[[int], dict[str, Any]], n: int, pause: float = 0.0):
+        self.tool, self.args, self.n, self.pause = tool, args, n, pause
 
     async def run(self, ctx: AgentContext) -> None:
         for i in range(self.n):
@@ -22,6 +24,8 @@ class CallLoopAgent(Agent):
             if r.is_error:
                 raise AgentError(f"{self.tool} failed on call {i}: {r.summary()}")
             ctx.steps += 1
+            if self.pause:
+                await asyncio.sleep(self.pause)
 
 
 class ProbeAgent(Agent):

@@ -3,6 +3,9 @@ by the evaluator (its `received` time), for the Python probe (Anki), the Frida b
 inotify watcher. Baseline: a plain websocket round trip on loopback.
 
 Both clocks are the same host's wall clock (local backend), so received - ts is the latency.
+
+In-app events are timed twice: with the calls 20 ms apart (an agent's calls are seconds apart) and back
+to back, where the app, its MCP server, the bridge and the recorder compete for this machine's cores.
 """
 
 from __future__ import annotations
@@ -52,9 +55,13 @@ def _latencies(events_file: Path, source: str, names: set[str]) -> list[float]:
     return out
 
 
-async def in_app(rt: ResolvedTask, tool: str, args, names: set[str], source: str, n: int, out: Path) -> list[float]:
+SPACED = 0.02  # seconds between calls
+
+
+async def in_app(rt: ResolvedTask, tool: str, args, names: set[str], source: str, n: int, out: Path,
+                 pause: float = SPACED) -> list[float]:
     """n tool calls through a real trial, each making the app fire one of `names`; their latencies."""
-    agent = CallLoopAgent(tool, args, n)
+    agent = CallLoopAgent(tool, args, n, pause)
     result = await Trial(rt, agent, TrialOptions(mode="mcp", timeout=max(300.0, n * 1.0)), out).run()
     if result.failure not in (None, "evaluated_failed"):
         raise RuntimeError(f"{rt.key}: {result.failure}: {result.failure_detail}")
@@ -106,14 +113,18 @@ async def measure(tasks: dict[str, ResolvedTask], n: int, out: Path, installed: 
 
     figs.append(fig("inotify watcher", await inotify(n, out / "inotify"),
                     "file closed -> fs event recorded"))
+    sources = []
     if "anki" in installed:
-        samples = await in_app(tasks["anki/161"], "anki__add_note",
-                               lambda i: {"fields": {"Front": f"bench {i}", "Back": "b"}, "deck": "Default"},
-                               {"note_added"}, "probe", n, out / "probe")
-        figs.append(fig("Python probe (Anki)", samples, "anki__add_note -> note_added, emitted in Anki -> recorded"))
+        sources.append(("Python probe (Anki)", "anki/161", "anki__add_note",
+                        lambda i: {"fields": {"Front": f"bench {i}", "Back": "b"}, "deck": "Default"},
+                        {"note_added"}, "probe", "anki__add_note -> note_added, emitted in Anki -> recorded"))
     if "obs" in installed:
-        samples = await in_app(tasks["obs/78"], "obs__set_input_settings",
-                               lambda i: {"name": "Title", "settings": {"text": f"bench {i}"}},
-                               {"source_settings_updated"}, "frida", n, out / "frida")
-        figs.append(fig("Frida bridge (OBS)", samples, "obs_source_update hook fired in OBS -> recorded"))
+        sources.append(("Frida bridge (OBS)", "obs/78", "obs__set_input_settings",
+                        lambda i: {"name": "Title", "settings": {"text": f"bench {i}"}},
+                        {"source_settings_updated"}, "frida", "obs_source_update hook fired in OBS -> recorded"))
+    for label, key, tool, args, names, source, note in sources:
+        for pause, suffix, how in ((SPACED, "", f"calls {SPACED * 1000:.0f} ms apart"),
+                                   (0.0, ", calls back to back", "the next call starts as the last returns")):
+            samples = await in_app(tasks[key], tool, args, names, source, n, out / f"{source}-{pause:g}", pause)
+            figs.append(fig(label + suffix, samples, f"{note}; {how}"))
     return figs
