@@ -19,14 +19,12 @@ from pathlib import Path
 import psutil
 
 from mcpworld.envs.base import Environment
-from mcpworld.envs.x11 import X11Desktop
+from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 
 MARKER = "MCPWORLD_ENV"
 PREFIX = "mcpworld-env-"
 _PR_SET_PDEATHSIG = 1
-# xfwm4's own first-run settings (Debian bookworm's xfwm4 4.18), copied into each environment's home
-XFCONF_DEFAULTS = Path(__file__).with_name("xfconf")
 
 
 def _die_with_runner() -> None:
@@ -117,10 +115,7 @@ class LocalEnvironment(X11Desktop, Environment):
                 # it), shared by the window manager and the apps.
                 _, self._bus = await self._start_reporting(
                     [_require("dbus-daemon"), "--session", "--nofork", "--print-address={fd}"], "dbus")
-                # xfwm4 writes its ~100 default settings into an empty xfconf one by one and reloads its theme
-                # on each (0.8 s of a 1 s start); a home that already holds them skips that.
-                shutil.copytree(XFCONF_DEFAULTS, self._home / ".config/xfce4/xfconf/xfce-perchannel-xml",
-                                dirs_exist_ok=True)
+                seed_xfconf(self._home)
                 await self.spawn([_require("xfwm4"), "--compositor=off", "--sm-client-disable"], log_name="xfwm4")
                 await self.wait_window_manager()
         except (asyncio.TimeoutError, ValueError, OSError) as e:
