@@ -135,6 +135,8 @@ class Trial:
         if self._probe_config_path:
             launch_env[PROBE_CONFIG_ENV] = self._probe_config_path
         self.app_proc = await env.spawn(argv, env=launch_env, log_name="app")
+        if app.frida:
+            await self._start_frida(env)
         ready = asyncio.ensure_future(self._ready(env, evaluator))
         died = asyncio.ensure_future(self.app_proc.wait())
         done, _ = await asyncio.wait({ready, died}, timeout=app.ready.timeout, return_when=asyncio.FIRST_COMPLETED)
@@ -168,7 +170,7 @@ class Trial:
             await env.wait_port(int(self.values[f"port_{ready.port}"]), ready.timeout)
             self._phase("port")
         if self.rt.app.frida:
-            await self._attach_frida(env, evaluator)
+            await self._attach_frida(evaluator)
             self._phase("frida")
         if ready.probe:
             await evaluator.probe_connected.wait()
@@ -179,18 +181,24 @@ class Trial:
         await env.settle(ready.window_name, ready.settle, timeout=10.0)
         self._phase("settled")
 
-    async def _attach_frida(self, env: Environment, evaluator: Evaluator) -> None:
-        """Start the Frida bridge next to the app; ready once every hook script is loaded without error."""
+    async def _start_frida(self, env: Environment) -> None:
+        """Start the Frida bridge next to the app as it launches; it attaches when told (_attach_frida)."""
         frida = self.rt.app.frida
-        pid = self.app_proc.pid
         config = await env.write_private("frida-run.json", json.dumps(self._probe_config), privileged=True)
         scripts = [f"{env.src_root}/{s}" for s in frida.scripts]
         scripts += [await env.provide(self.rt.folder / s) for s in self.rt.task.frida_scripts]
-        argv = [env.python, "-m", "hooks.frida_bridge", "--pid", str(pid)]
+        argv = [env.python, "-m", "hooks.frida_bridge", "--pid", str(self.app_proc.pid), "--attach-on-stdin"]
         for script in scripts:
             argv += ["--script", script]
         self.frida_proc = await env.spawn(argv, env={PROBE_CONFIG_ENV: config, "PYTHONPATH": env.src_root},
-                                          cwd=env.src_root, log_name="frida", privileged=True)
+                                          cwd=env.src_root, log_name="frida", privileged=True,
+                                          stdin=asyncio.subprocess.PIPE)
+
+    async def _attach_frida(self, evaluator: Evaluator) -> None:
+        """Attach the started bridge (the app has loaded what the hooks need); ready once every hook script
+        is loaded without error."""
+        self.frida_proc.stdin.write(b"attach\n")
+        await self.frida_proc.stdin.drain()
         attached = asyncio.ensure_future(evaluator.wait_event(ev.FRIDA_ATTACHED, source="frida"))
         exited = asyncio.ensure_future(self.frida_proc.wait())
         done, _ = await asyncio.wait({attached, exited}, return_when=asyncio.FIRST_COMPLETED)
