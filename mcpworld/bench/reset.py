@@ -118,10 +118,9 @@ async def measure(tasks: dict[str, ResolvedTask], n: int, out: Path, installed: 
             Figure(part="reset", name=f"{rt.app.name}: reset + launch to ready (a trial)", unit="s", value=stat(both),
                    baseline_name="the app's bare cold start to its drawn screen", baseline=drawn_s,
                    target="within 1.3x the app's own cold start",
-                   note=f"ready = {mapped_name}, probe/hooks connected, start-up event, then the input focus and "
-                        f"{rt.app.ready.settle:g} s of still screen; the bare start is drawn at its last screen change "
-                        f"before 1 s of stillness; median launch to " +
-                        ", ".join(f"{k} {v.median:.2f} s" for k, v in phases.items())),
+                   note=f"ready = {' -> '.join(phases)} ({rt.app.ready.settle:g} s of still screen once the window "
+                        f"holds the input focus); the bare start is drawn at its last screen change before 1 s of "
+                        f"stillness; median launch to " + ", ".join(f"{k} {v.median:.2f} s" for k, v in phases.items())),
             Figure(part="reset", name=f"{rt.app.name}: launch to ready", unit="s", value=stat(ready),
                    baseline_name="bare cold start, drawn", baseline=drawn_s),
             Figure(part="reset", name=f"{rt.app.name}: bare cold start, {mapped_name}", unit="s", value=mapped_s,
