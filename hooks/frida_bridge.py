@@ -5,6 +5,7 @@ Run next to the app (inside its container for the docker backend: attaching from
 container process fails):
 
     python -m hooks.frida_bridge --pid PID --script hooks/obs/scenes.js   (hooks/frida/prelude.js goes first)
+    [--attach-on-stdin: start now, attach when a line arrives on stdin]
 
 The run config (evaluator URL, secret) comes from the file in $MCPWORLD_PROBE_CONFIG, deleted once
 read. A script error, a detached session or a crashed app becomes an event with the reason.
@@ -61,7 +62,9 @@ class FridaBridge:
             body = message.get("payload")
             if isinstance(body, dict) and body.get("mcpworld") == 1 and isinstance(body.get("event"), str):
                 payload = body.get("payload") if isinstance(body.get("payload"), dict) else {"value": body.get("payload")}
-                self.client.emit(body["event"], {**payload, "script": script})
+                fired = body.get("t")
+                self.client.emit(body["event"], {**payload, "script": script},
+                                 ts=fired / 1000 if isinstance(fired, (int, float)) else None)
             else:
                 self.client.emit("frida_message", {"script": script, "payload": body})
         elif message.get("type") == "error":
@@ -93,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pid", type=int, required=True)
     ap.add_argument("--script", action="append", type=Path, required=True)
+    ap.add_argument("--attach-on-stdin", action="store_true",
+                    help="start up and connect now, attach once a line arrives on stdin (EOF: exit)")
     args = ap.parse_args(argv)
     cfg = read_config()
     if cfg is None:
@@ -103,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
     signal.signal(signal.SIGINT, lambda *a: stop.set())
+    # Started with the app, the bridge has paid for its own start (Python, Frida, the evaluator's socket)
+    # by the time the app has loaded what the hooks need.
+    if args.attach_on_stdin and not sys.stdin.readline():
+        client.close()
+        return 0
     try:
         bridge.attach(args.pid)
     except (frida.ProcessNotFoundError, frida.PermissionDeniedError, frida.ProcessNotRespondingError,

@@ -57,11 +57,12 @@ class ProbeClient:
     def from_config(cls, cfg: dict, source: str = "probe") -> ProbeClient:
         return cls(cfg["url"], cfg["token"], cfg["run_id"], cfg["app"], source=source)
 
-    def emit(self, name: str, payload: dict | None = None) -> int:
+    def emit(self, name: str, payload: dict | None = None, ts: float | None = None) -> int:
+        """Queue an event; `ts` is when it happened (default: now), e.g. a Frida hook's own clock reading."""
         with self._cv:
             self._seq += 1
             event = {"run_id": self.run_id, "source": self.source, "app": self.app, "name": name,
-                     "payload": payload or {}, "seq": self._seq, "ts": time.time()}
+                     "payload": payload or {}, "seq": self._seq, "ts": ts if ts is not None else time.time()}
             self._pending.append(event)
             self._cv.notify()
             return self._seq

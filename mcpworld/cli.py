@@ -66,6 +66,7 @@ def run(
     task: list[str] = typer.Option([], "--task", "-t", help="run one task, e.g. anki/161 (repeatable)"),
     agent: str = typer.Option("oracle", help="oracle, null, claude or command"),
     trials: int = typer.Option(1, min=1),
+    parallel: int = typer.Option(1, min=1, help="environments side by side (see `mcpworld bench parallel`)"),
     out: Optional[Path] = typer.Option(None, help="run directory (default runs/<time>-<agent>)"),
     no_bash: bool = typer.Option(False, "--no-bash", help="drop the bash and edit tools"),
     tools: Optional[str] = typer.Option(None, help="comma-separated tool names to keep (after the mode filter)"),
@@ -130,7 +131,8 @@ def run(
             progress.advance(bar)
 
         try:
-            summary = asyncio.run(run_all(chosen, mode, agent, out, trials, opts, agent_options, on_trial, on_start))
+            summary = asyncio.run(run_all(chosen, mode, agent, out, trials, opts, agent_options, on_trial, on_start,
+                                          parallel=parallel))
         except MCPWorldError as e:
             err.print(f"[red]error[/red] {e}")
             raise typer.Exit(1)
@@ -398,6 +400,54 @@ def images_list():
     console.print(table)
 
 
+@bench_app.command("run")
+def bench_run(part: list[str] = typer.Option([], "--part", help="reset, latency, screenshot, gateway, parallel "
+                                                                 "(repeatable; default: all)"),
+              size: str = typer.Option("full", help="full (>= 1,000 events per source, 1-6 environments), quick "
+                                                     "(a few minutes) or smoke (every figure once, for tests)"),
+              out: Path = typer.Option(Path("bench.json"), help="where the figures go (JSON)")):
+    """Reset, milestone latency, screenshots, gateway overhead and parallel environments, each figure
+    (min/median/p95/p99) next to a baseline measured in the same run."""
+    from mcpworld.bench.run import PARTS, SIZES, run_sync
+
+    if size not in SIZES:
+        err.print(f"[red]error[/red] --size {size}: one of {', '.join(SIZES)}")
+        raise typer.Exit(2)
+    parts = part or list(PARTS)
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        err.print(f"[red]error[/red] unknown part(s) {', '.join(unknown)} (known: {', '.join(PARTS)})")
+        raise typer.Exit(2)
+    result = run_sync(parts, size, log=lambda m: err.print(m, highlight=False))
+    out.write_text(result.model_dump_json(indent=2))
+    from mcpworld.bench.show import print_result
+
+    print_result(result, console)
+    for p, e in result.errors.items():
+        err.print(f"[red]{p} failed[/red] {e}", highlight=False)
+    console.print(f"figures: {out} ({result.seconds:.0f}s)")
+    if result.errors:
+        raise typer.Exit(1)
+
+
+@bench_app.command("show")
+def bench_show(result_file: Path = typer.Argument(Path("bench.json")),
+               as_markdown: bool = typer.Option(False, "--markdown", help="a Markdown table and notes")):
+    """Print a saved `bench run` result again."""
+    from mcpworld.bench.run import BenchResult
+    from mcpworld.bench.show import markdown, print_result
+
+    try:
+        result = BenchResult.model_validate_json(result_file.read_text())
+    except (OSError, ValueError) as e:
+        err.print(f"[red]error[/red] {result_file}: not a bench result ({e})")
+        raise typer.Exit(2)
+    if as_markdown:
+        print(markdown(result))
+    else:
+        print_result(result, console)
+
+
 @bench_app.command("startup")
 def bench_startup(task_id: str = typer.Option("anki/161", "--task", help="the task whose start-up is measured"),
                   trials: int = typer.Option(3, min=1, help="null-agent trials per backend (medians are reported)"),
@@ -407,7 +457,7 @@ def bench_startup(task_id: str = typer.Option("anki/161", "--task", help="the ta
     restore, app ready, teardown; and the image build, cached and (--cold) from scratch."""
     import dataclasses
 
-    from mcpworld.bench import PHASES, startup
+    from mcpworld.bench.startup import PHASES, startup
 
     _, tasks = _load()
     if task_id not in tasks:

@@ -19,6 +19,9 @@ class Timings(BaseModel):
     open_s: float = 0.0        # the environment up: display and window manager (a container, for docker)
     reset_s: float = 0.0       # snapshot restore and the app's files
     app_ready_s: float = 0.0   # launch to window mapped and probe connected
+    # seconds from launch at which each readiness condition held, in order (window, port, frida, probe,
+    # event, settled): where a slow start goes
+    ready_phases: dict[str, float] = {}
     gateway_s: float = 0.0     # tool providers started (MCP servers connected)
     agent_s: float = 0.0
     query_s: float = 0.0

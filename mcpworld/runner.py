@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import time
@@ -55,7 +56,9 @@ def result_dirname(app: str, task_key: str, mode: str, k: int) -> str:
 async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, out: Path, trials: int = 1,
                   base_opts: TrialOptions | None = None, agent_options: dict | None = None,
                   on_trial: Callable[[TrialResult, int, int], None] | None = None,
-                  on_start: Callable[[str], None] | None = None):
+                  on_start: Callable[[str], None] | None = None, parallel: int = 1):
+    """Every planned trial, `parallel` environments at a time (each trial has its own display, ports,
+    home and evaluator, so they do not share anything but the machine)."""
     base_opts = base_opts or TrialOptions()
     out.mkdir(parents=True, exist_ok=True)
     tasks, declared_tasks = declared(tasks, base_opts.backend)
@@ -63,21 +66,26 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
     (out / "run.json").write_text(json.dumps({
         "v": 1, "started": time.time(), "agent": agent_name, "agent_options": agent_options or {}, "modes": modes,
         "trials": trials, "no_bash": base_opts.no_bash, "tools": sorted(base_opts.tools) if base_opts.tools else None,
-        "timeout": base_opts.timeout, "backend": base_opts.backend,
+        "timeout": base_opts.timeout, "backend": base_opts.backend, "parallel": parallel,
         "declared": declared_tasks, "tasks": {rt.key: rt.raw for rt in tasks}}, indent=1, default=str))
-    results: list[TrialResult] = []
+    gate = asyncio.Semaphore(max(1, parallel))
+    done = 0
     with open(out / "results.jsonl", "a") as results_log:
-        for i, (rt, mode, k) in enumerate(todo):
-            if on_start:
-                on_start(f"{rt.key} {mode} #{k}")
-            opts = dataclasses.replace(base_opts, mode=mode, view_file=out / "view.json")
-            agent = make_agent(agent_name, **(agent_options or {}))
-            result = await Trial(rt, agent, opts, out / "trials" / trial_dirname(rt, mode, k), k).run()
-            results.append(result)
+        async def one(rt: ResolvedTask, mode: str, k: int) -> None:
+            nonlocal done
+            async with gate:
+                if on_start:
+                    on_start(f"{rt.key} {mode} #{k}")
+                opts = dataclasses.replace(base_opts, mode=mode, view_file=out / "view.json")
+                agent = make_agent(agent_name, **(agent_options or {}))
+                result = await Trial(rt, agent, opts, out / "trials" / trial_dirname(rt, mode, k), k).run()
             results_log.write(result.model_dump_json() + "\n")
             results_log.flush()
+            done += 1
             if on_trial:
-                on_trial(result, i + 1, len(todo))
+                on_trial(result, done, len(todo))
+
+        await asyncio.gather(*(one(rt, mode, k) for rt, mode, k in todo))
     return write_summary(out)
 
 

@@ -92,6 +92,7 @@ class Trial:
         self.rt, self.agent, self.opts, self.dir, self.trial_no = rt, agent, opts, trial_dir, trial_no
         self.run_id = uuid.uuid4().hex
         self.timings = Timings()
+        self._launched_at = 0.0
         self.failure: str | None = None
         self.failure_detail = ""
         self.app_proc = None
@@ -134,6 +135,8 @@ class Trial:
         if self._probe_config_path:
             launch_env[PROBE_CONFIG_ENV] = self._probe_config_path
         self.app_proc = await env.spawn(argv, env=launch_env, log_name="app")
+        if app.frida:
+            await self._start_frida(env)
         ready = asyncio.ensure_future(self._ready(env, evaluator))
         died = asyncio.ensure_future(self.app_proc.wait())
         done, _ = await asyncio.wait({ready, died}, timeout=app.ready.timeout, return_when=asyncio.FIRST_COMPLETED)
@@ -152,35 +155,50 @@ class Trial:
             raise MCPWorldError("the probe connected but did not delete its run config")
 
     async def _timed_launch(self, env: Environment, evaluator: Evaluator) -> None:
-        t = time.perf_counter()
+        self._launched_at = t = time.perf_counter()
         await self._launch(env, evaluator)
         self.timings.app_ready_s = time.perf_counter() - t
+
+    def _phase(self, name: str) -> None:
+        self.timings.ready_phases[name] = round(time.perf_counter() - self._launched_at, 4)
 
     async def _ready(self, env: Environment, evaluator: Evaluator) -> None:
         ready = self.rt.app.ready
         await env.wait_window(ready.window_name, ready.timeout)
+        self._phase("window")
         if ready.port:
             await env.wait_port(int(self.values[f"port_{ready.port}"]), ready.timeout)
+            self._phase("port")
         if self.rt.app.frida:
-            await self._attach_frida(env, evaluator)
+            await self._attach_frida(evaluator)
+            self._phase("frida")
         if ready.probe:
             await evaluator.probe_connected.wait()
+            self._phase("probe")
         if ready.event:
             await evaluator.wait_event(ready.event)
+            self._phase("event")
         await env.settle(ready.window_name, ready.settle, timeout=10.0)
+        self._phase("settled")
 
-    async def _attach_frida(self, env: Environment, evaluator: Evaluator) -> None:
-        """Start the Frida bridge next to the app; ready once every hook script is loaded without error."""
+    async def _start_frida(self, env: Environment) -> None:
+        """Start the Frida bridge next to the app as it launches; it attaches when told (_attach_frida)."""
         frida = self.rt.app.frida
-        pid = self.app_proc.pid
         config = await env.write_private("frida-run.json", json.dumps(self._probe_config), privileged=True)
         scripts = [f"{env.src_root}/{s}" for s in frida.scripts]
         scripts += [await env.provide(self.rt.folder / s) for s in self.rt.task.frida_scripts]
-        argv = [env.python, "-m", "hooks.frida_bridge", "--pid", str(pid)]
+        argv = [env.python, "-m", "hooks.frida_bridge", "--pid", str(self.app_proc.pid), "--attach-on-stdin"]
         for script in scripts:
             argv += ["--script", script]
         self.frida_proc = await env.spawn(argv, env={PROBE_CONFIG_ENV: config, "PYTHONPATH": env.src_root},
-                                          cwd=env.src_root, log_name="frida", privileged=True)
+                                          cwd=env.src_root, log_name="frida", privileged=True,
+                                          stdin=asyncio.subprocess.PIPE)
+
+    async def _attach_frida(self, evaluator: Evaluator) -> None:
+        """Attach the started bridge (the app has loaded what the hooks need); ready once every hook script
+        is loaded without error."""
+        self.frida_proc.stdin.write(b"attach\n")
+        await self.frida_proc.stdin.drain()
         attached = asyncio.ensure_future(evaluator.wait_event(ev.FRIDA_ATTACHED, source="frida"))
         exited = asyncio.ensure_future(self.frida_proc.wait())
         done, _ = await asyncio.wait({attached, exited}, return_when=asyncio.FIRST_COMPLETED)

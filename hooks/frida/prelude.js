@@ -56,7 +56,8 @@ const mcpworld = {
   },
 
   emit(event, payload) {
-    send({mcpworld: 1, event: event, payload: payload || {}});
+    // t: when the hook fired, by the app's own clock (the bridge makes it the event's ts)
+    send({mcpworld: 1, event: event, payload: payload || {}, t: Date.now()});
   },
 };
 globalThis.mcpworld = mcpworld;

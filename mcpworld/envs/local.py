@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from mcpworld.envs.base import Environment
-from mcpworld.envs.x11 import X11Desktop
+from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 
 MARKER = "MCPWORLD_ENV"
@@ -115,6 +115,7 @@ class LocalEnvironment(X11Desktop, Environment):
                 # it), shared by the window manager and the apps.
                 _, self._bus = await self._start_reporting(
                     [_require("dbus-daemon"), "--session", "--nofork", "--print-address={fd}"], "dbus")
+                seed_xfconf(self._home)
                 await self.spawn([_require("xfwm4"), "--compositor=off", "--sm-client-disable"], log_name="xfwm4")
                 await self.wait_window_manager()
         except (asyncio.TimeoutError, ValueError, OSError) as e:
@@ -182,7 +183,9 @@ class LocalEnvironment(X11Desktop, Environment):
             return
         self._closed = True
         others = [p for p in self._procs if p is not self._xvfb]
-        await _terminate(others, self.id, str(self._root))
+        # No grace period: the verdict is on disk and the next trial restores its files from the snapshot,
+        # so an app's orderly shutdown (Anki's takes about a second) would buy nothing.
+        await _terminate(others, self.id, str(self._root), grace=0.0)
         if self._xvfb is not None:
             await _terminate([self._xvfb], None)
         for f in self._log_files:
@@ -237,7 +240,7 @@ def _tree(procs) -> list[psutil.Process]:
 
 async def _terminate(procs, env_id: str | None, root: str = "", grace: float = 3.0) -> None:
     """SIGTERM every process of ours (tree snapshot, process groups, marked stragglers),
-    wait for them, then SIGKILL what is left."""
+    wait for them, then SIGKILL what is left; with no grace, SIGKILL at once."""
     victims = {p.pid: p for p in _tree(procs) + (_marked(env_id, root) if env_id else [])}
     groups = set()
     for pid in victims:
@@ -259,7 +262,8 @@ async def _terminate(procs, env_id: str | None, root: str = "", grace: float = 3
             except psutil.Error:
                 pass
 
-    signal_all(signal.SIGTERM)
+    if grace > 0:
+        signal_all(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         if not any(_running(p) for p in victims.values()) and not _groups_alive(groups):

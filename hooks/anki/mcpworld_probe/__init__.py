@@ -19,6 +19,7 @@ _cfg = probe_client.read_config()  # read and delete the one-time run config bef
 
 if _cfg is not None:
     from aqt import gui_hooks, mw
+    from aqt.qt import QTimer
 
     from . import bridge
     from . import state as anki_state
@@ -78,10 +79,34 @@ if _cfg is not None:
     _ui_ready_sent = False
 
     def _on_deck_browser(_deck_browser) -> None:
+        # The deck list, the toolbar and the bottom bar ("Create Deck") are three web views that load
+        # after this hook; an eval waits in each view's queue until its page is loaded, so the last
+        # callback means all three are there (the bottom bar's buttons paint ~0.4 s after the list).
         global _ui_ready_sent
-        if not _ui_ready_sent and _client is not None:
-            _ui_ready_sent = True
-            _emit("ui_ready", {})
+        if _ui_ready_sent or _client is None:
+            return
+        _ui_ready_sent = True
+        views = [w for w in (mw.web, mw.toolbarWeb, mw.bottomWeb) if w is not None]
+        pending = set(range(len(views)))
+
+        sent = []
+
+        def send(loaded: int) -> None:
+            if not sent:
+                sent.append(True)
+                _emit("ui_ready", {"views": len(views), "loaded": loaded})
+
+        def loaded(i: int):
+            def done(_value) -> None:
+                pending.discard(i)
+                if not pending:
+                    send(len(views))
+            return done
+
+        for i, w in enumerate(views):
+            w.evalWithCallback("document.readyState", loaded(i))
+        # a view that never loads must not hold the trial until its ready timeout: say so in the payload
+        QTimer.singleShot(10_000, lambda: send(len(views) - len(pending)))
 
     def _on_op(changes, handler) -> None:
         try:

@@ -1,0 +1,130 @@
+"""Milestone latency: from the moment a hook or probe fires inside the app to the event being recorded
+by the evaluator (its `received` time), for the Python probe (Anki), the Frida bridge (OBS) and the
+inotify watcher. Baseline: a plain websocket round trip on loopback.
+
+Both clocks are the same host's wall clock (local backend), so received - ts is the latency.
+
+In-app events are timed twice: with the calls 20 ms apart (an agent's calls are seconds apart) and back
+to back, where the app, its MCP server, the bridge and the recorder compete for this machine's cores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from mcpworld.bench.agents import CallLoopAgent
+from mcpworld.bench.stats import Figure, Stat, stat
+from mcpworld.config.load import ResolvedTask
+from mcpworld.trial import Trial, TrialOptions
+
+TARGET = "p99 under 20 ms"
+
+
+async def websocket_rtt(n: int) -> Stat:
+    """Round trips of a small JSON message to an echo server on loopback (the floor for any event)."""
+    from websockets.asyncio.client import connect
+    from websockets.asyncio.server import serve
+
+    async def echo(ws):
+        async for msg in ws:
+            await ws.send(msg)
+
+    async with serve(echo, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        async with connect(f"ws://127.0.0.1:{port}") as ws:
+            samples = []
+            msg = json.dumps({"name": "note_added", "payload": {"id": 1, "fields": {"Front": "x" * 40}}, "seq": 0})
+            for _ in range(n):
+                t = time.perf_counter()
+                await ws.send(msg)
+                await ws.recv()
+                samples.append((time.perf_counter() - t) * 1000)
+    return stat(samples)
+
+
+def _latencies(events_file: Path, source: str, names: set[str]) -> list[float]:
+    out = []
+    for line in events_file.read_text().splitlines():
+        e = json.loads(line)
+        if e.get("source") == source and e.get("name") in names and e.get("received"):
+            out.append((e["received"] - e["ts"]) * 1000)
+    return out
+
+
+SPACED = 0.02  # seconds between calls
+
+
+async def in_app(rt: ResolvedTask, tool: str, args, names: set[str], source: str, n: int, out: Path,
+                 pause: float = SPACED) -> list[float]:
+    """n tool calls through a real trial, each making the app fire one of `names`; their latencies."""
+    agent = CallLoopAgent(tool, args, n, pause)
+    result = await Trial(rt, agent, TrialOptions(mode="mcp", timeout=max(300.0, n * 1.0)), out).run()
+    if result.failure not in (None, "evaluated_failed"):
+        raise RuntimeError(f"{rt.key}: {result.failure}: {result.failure_detail}")
+    return _latencies(out / "events.jsonl", source, names)
+
+
+async def inotify(n: int, out: Path) -> list[float]:
+    """n files written and closed in a watched folder; latency from the close to the recorded event."""
+    from evaluator.fswatch import FileWatcher, Watch
+    from evaluator.server import Evaluator
+
+    evaluator = Evaluator("bench", "bench", out / "events.jsonl")
+    await evaluator.start()
+    loop = asyncio.get_running_loop()
+    with tempfile.TemporaryDirectory(prefix="mcpworld-bench-fs-") as tmp:
+        watcher = FileWatcher([Watch("written", f"{tmp}/*.txt", ("close_write",))],
+                              lambda name, payload: loop.call_soon_threadsafe(evaluator.record_internal, "fs", name, payload))
+        watcher.start()
+        closed: dict[str, float] = {}
+
+        def write_all() -> None:  # another thread, as another process would be: the recorder's loop stays free
+            for i in range(n):
+                path = f"{tmp}/f{i}.txt"
+                f = open(path, "w")
+                f.write("x" * 64)
+                closed[path] = time.time()  # just before the close that fires IN_CLOSE_WRITE
+                f.close()
+                time.sleep(0.002)
+
+        try:
+            await asyncio.to_thread(write_all)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and sum(e.name == "written" for e in evaluator.log.events) < n:
+                await asyncio.sleep(0.02)
+        finally:
+            watcher.stop()
+            await evaluator.stop()
+    return [(e.received - closed[e.payload["path"]]) * 1000 for e in evaluator.log.events
+            if e.name == "written" and e.payload.get("path") in closed]
+
+
+async def measure(tasks: dict[str, ResolvedTask], n: int, out: Path, installed: set[str]) -> list[Figure]:
+    base = await websocket_rtt(max(n, 200))
+    figs = []
+
+    def fig(name: str, samples: list[float], note: str) -> Figure:
+        return Figure(part="latency", name=name, unit="ms", value=stat(samples), baseline_name="websocket round trip",
+                      baseline=base, target=TARGET, note=note)
+
+    figs.append(fig("inotify watcher", await inotify(n, out / "inotify"),
+                    "file closed -> fs event recorded"))
+    sources = []
+    if "anki" in installed:
+        sources.append(("Python probe (Anki)", "anki/161", "anki__add_note",
+                        lambda i: {"fields": {"Front": f"bench {i}", "Back": "b"}, "deck": "Default"},
+                        {"note_added"}, "probe", "anki__add_note -> note_added, emitted in Anki -> recorded"))
+    if "obs" in installed:
+        sources.append(("Frida bridge (OBS)", "obs/78", "obs__set_input_settings",
+                        lambda i: {"name": "Title", "settings": {"text": f"bench {i}"}},
+                        {"source_settings_updated"}, "frida", "obs_source_update hook fired in OBS -> recorded"))
+    for label, key, tool, args, names, source, note in sources:
+        for pause, suffix, how in ((SPACED, "", f"calls {SPACED * 1000:.0f} ms apart"),
+                                   (0.0, ", calls back to back", "the next call starts as the last returns")):
+            samples = await in_app(tasks[key], tool, args, names, source, n, out / f"{source}-{pause:g}", pause)
+            figs.append(fig(label + suffix, samples, f"{note}; {how}"))
+    return figs

@@ -1,0 +1,97 @@
+"""Run the benchmark parts and write their figures (JSON) with the machine they came from."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+from pydantic import BaseModel
+
+from mcpworld.bench.stats import Figure
+
+PARTS = ("reset", "latency", "screenshot", "gateway", "parallel")
+
+
+class Sizes(BaseModel):
+    repeats: int        # reset: trials per app
+    events: int         # latency: events per source
+    shots: int          # screenshot: captures
+    calls: int          # gateway: calls per path
+    widths: list[int]   # parallel: environments side by side
+    per_env: int        # parallel: trials per environment
+
+
+FULL = Sizes(repeats=5, events=1000, shots=100, calls=200, widths=[1, 2, 4, 6], per_env=3)
+QUICK = Sizes(repeats=2, events=200, shots=20, calls=30, widths=[1, 2], per_env=2)
+SMOKE = Sizes(repeats=1, events=30, shots=5, calls=5, widths=[1, 2], per_env=1)  # the test: every figure, fast
+SIZES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}
+
+
+class BenchResult(BaseModel):
+    v: int = 1
+    started: float
+    seconds: float
+    machine: dict
+    sizes: Sizes
+    figures: list[Figure]
+    errors: dict[str, str]
+
+
+def machine() -> dict:
+    return {"host": platform.node(), "cpus": os.cpu_count(), "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
+            "python": platform.python_version(), "kernel": platform.release(), "cpu": _cpu_model()}
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+async def run(parts: list[str], sizes: Sizes, log=print) -> BenchResult:
+    from mcpworld.bench import gateway, latency, parallel, reset, screen
+    from mcpworld.config.load import load_tasks
+    from mcpworld.install import is_installed
+
+    tasks = load_tasks()
+    installed = {rt.app.id for rt in tasks.values() if rt.app.id in ("anki", "obs")}
+    installed = {a for a in installed if is_installed(next(rt.app for rt in tasks.values() if rt.app.id == a))}
+    started, t0 = time.time(), time.perf_counter()
+    figures: list[Figure] = []
+    errors: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="mcpworld-bench-") as tmp:
+        out = Path(tmp)
+        for part in parts:
+            log(f"bench {part} ...")
+            t = time.perf_counter()
+            try:
+                if part == "reset":
+                    figures += await reset.measure(tasks, sizes.repeats, out, installed)
+                elif part == "latency":
+                    figures += await latency.measure(tasks, sizes.events, out, installed)
+                elif part == "screenshot":
+                    figures += await screen.measure(sizes.shots)
+                elif part == "gateway":
+                    figures += await gateway.measure(tasks["anki/161"], sizes.calls, out)
+                elif part == "parallel":
+                    figures += await parallel.measure(tasks, sizes.widths, sizes.per_env, out)
+                else:
+                    raise ValueError(f"unknown part '{part}' (known: {', '.join(PARTS)})")
+            except Exception as e:  # one part failing must not lose the others' figures
+                errors[part] = f"{type(e).__name__}: {e}"
+            log(f"bench {part}: {time.perf_counter() - t:.0f}s{' (failed: ' + errors[part] + ')' if part in errors else ''}")
+    return BenchResult(started=started, seconds=time.perf_counter() - t0, machine=machine(), sizes=sizes,
+                       figures=figures, errors=errors)
+
+
+def run_sync(parts: list[str], size: str, log=print) -> BenchResult:
+    return asyncio.run(run(parts, SIZES[size], log))

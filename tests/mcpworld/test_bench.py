@@ -1,0 +1,55 @@
+"""`mcpworld bench run` produces every figure (at the smoke size); no figure is held to a threshold here."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from mcpworld import paths
+from mcpworld.bench.stats import percentile, stat
+
+
+def test_percentiles_by_nearest_rank():
+    xs = list(range(1, 101))  # 1..100
+    assert (percentile(xs, 50), percentile(xs, 95), percentile(xs, 99), percentile(xs, 100)) == (50, 95, 99, 100)
+    assert percentile([3.0], 99) == 3.0
+    s = stat([4.0, 1.0, 3.0, 2.0])
+    assert (s.n, s.min, s.median, s.p95, s.max) == (4, 1.0, 2.5, 4.0, 4.0)
+    with pytest.raises(ValueError):
+        stat([])
+
+
+def test_bench_produces_every_figure(tmp_path):
+    out = tmp_path / "bench.json"
+    r = subprocess.run([sys.executable, "-m", "mcpworld.cli", "bench", "run", "--size", "smoke", "--out", str(out)],
+                       cwd=paths.ROOT, capture_output=True, text=True, timeout=1800, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["errors"] == {}
+    names = {f["name"] for f in result["figures"]}
+    expected = {
+        "Anki: reset + launch to ready (a trial)", "Anki: launch to ready", "Anki: rsync of the snapshot",
+        "OBS Studio: reset + launch to ready (a trial)", "OBS Studio: rsync of the snapshot",
+        "inotify watcher", "Python probe (Anki)", "Frida bridge (OBS)",
+        "Python probe (Anki), calls back to back", "Frida bridge (OBS), calls back to back",
+        "screenshot through the computer tool (capture + PNG)", "action to a screenshot showing its effect",
+        "MCP call through the gateway, in process (the registry)", "MCP call through the gateway, streamable HTTP",
+        "MCP call through the gateway, stdio", "tools/list through the gateway, HTTP", "tools/list through the gateway, stdio",
+        "a no-op MCP tool in another process, streamable HTTP", "a no-op MCP tool in another process, stdio",
+        "Anki: bare cold start, window mapped", "OBS Studio: bare cold start, window mapped, port up",
+        "1 environment(s) side by side", "2 environment(s) side by side",
+    }
+    assert expected <= names, expected - names
+    for f in result["figures"]:
+        v = f["value"]
+        assert v["n"] >= 1 and 0 < v["min"] <= v["median"] <= v["p99"] <= v["max"], f
+        if f["part"] in ("latency", "gateway") and "tools/list" not in f["name"] and "no-op" not in f["name"]:
+            assert f["baseline"] and f["baseline"]["median"] > 0, f["name"]
+    latency = {f["name"]: f for f in result["figures"] if f["part"] == "latency"}
+    assert latency["Python probe (Anki)"]["value"]["n"] >= 30 and latency["inotify watcher"]["value"]["n"] == 30
+    assert result["machine"]["cpus"] >= 1 and "median" in r.stdout
+    md = subprocess.run([sys.executable, "-m", "mcpworld.cli", "bench", "show", str(out), "--markdown"], cwd=paths.ROOT,
+                        capture_output=True, text=True, timeout=120)
+    assert md.returncode == 0 and md.stdout.count("\n| [") == len(result["figures"])
