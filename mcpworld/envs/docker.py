@@ -241,7 +241,9 @@ class DockerEnvironment(X11Desktop, Environment):
             await asyncio.to_thread(self.container.reload)
             self.ip = self.container.attrs["NetworkSettings"]["Networks"][NETWORK]["IPAddress"]
             await self.wait_window_manager()
-        except (asyncio.TimeoutError, OSError, KeyError) as e:
+            # the live view is announced as soon as the environment is open: noVNC must answer by then
+            await self.wait_port(NOVNC_PORT, 15)
+        except (asyncio.TimeoutError, OSError, KeyError, EnvironmentSetupError) as e:
             logs = (await asyncio.to_thread(self.container.logs, tail=30)).decode(errors="replace")
             await self.close()
             raise EnvironmentSetupError(f"the desktop did not start: {e!r}\n{logs}") from None
