@@ -20,6 +20,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 import frida
@@ -36,8 +37,17 @@ class FridaBridge:
         self.detached = threading.Event()
         self._offset = 0
 
-    def attach(self, pid: int) -> None:
-        self.session = frida.attach(pid)
+    def attach(self, pid: int, attempts: int = 3) -> None:
+        for attempt in range(attempts):
+            try:
+                self.session = frida.attach(pid)
+                break
+            except (frida.TimedOutError, frida.ProcessNotRespondingError):
+                # on a loaded machine the app may not stop for the injection in time (seen once in CI:
+                # "timed out while waiting for stop"); the attempt leaves nothing behind, so try again
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(0.2)
         self.session.on("detached", self._on_detached)
         prelude = PRELUDE.read_text()
         self._offset = prelude.count("\n") + 1  # line numbers in errors count from the script's own start
@@ -116,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bridge.attach(args.pid)
     except (frida.ProcessNotFoundError, frida.PermissionDeniedError, frida.ProcessNotRespondingError,
-            frida.InvalidArgumentError, frida.TransportError) as e:
+            frida.InvalidArgumentError, frida.TransportError, frida.TimedOutError) as e:
         client.emit("hook_error", {"script": None, "description": f"attach failed: {type(e).__name__}: {e}"})
         client.close()
         return 1
