@@ -20,7 +20,7 @@ from mcpworld.bench.agents import ProbeAgent
 from mcpworld.bench.stats import Figure, stat
 from mcpworld.config.load import ResolvedTask
 from mcpworld.trial import Trial, TrialOptions
-from gateway.net import free_port
+from gateway.net import free_port, wait_listening
 
 TOOL = "list_decks"
 
@@ -75,17 +75,10 @@ async def _over_http(argv: list[str], n: int, key: str, tool: str) -> dict[str, 
     proc = await asyncio.create_subprocess_exec(sys.executable, *argv, str(port), cwd=str(paths.ROOT),
                                                 stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while True:  # the gateway's port opens once its trial's app is ready and the tools are served
-            try:
-                _, w = await asyncio.open_connection("127.0.0.1", port)
-                w.close()
-                break
-            except OSError:
-                if proc.returncode is not None or time.monotonic() > deadline:
-                    err = (await proc.stderr.read()).decode()[-2000:] if proc.returncode is not None else ""
-                    raise RuntimeError(f"{' '.join(argv)}: no HTTP server came up: {err}") from None
-                await asyncio.sleep(0.1)
+        # a gateway's port opens once its trial's app is ready and the tools are served
+        if not await wait_listening("127.0.0.1", port, 120, lambda: proc.returncode is None):
+            err = (await proc.stderr.read()).decode()[-2000:] if proc.returncode is not None else ""
+            raise RuntimeError(f"{' '.join(argv)}: no HTTP server came up: {err}")
         return await _timed_client(Client(f"http://127.0.0.1:{port}/mcp"), n, key, tool)
     finally:
         if proc.returncode is None:

@@ -160,16 +160,10 @@ class Environment(abc.ABC):
 
     async def wait_port(self, port: int, timeout: float) -> None:
         """Wait until something in the environment accepts TCP connections on this port (at app_host)."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            try:
-                _reader, writer = await asyncio.open_connection(self.app_host, port)
-                writer.close()
-                return
-            except OSError:
-                if asyncio.get_running_loop().time() > deadline:
-                    raise EnvironmentSetupError(f"nothing listens on port {port} after {timeout:.0f}s") from None
-                await asyncio.sleep(0.05)
+        from gateway.net import wait_listening
+
+        if not await wait_listening(self.app_host, port, timeout):
+            raise EnvironmentSetupError(f"nothing listens on port {port} after {timeout:.0f}s")
 
     @abc.abstractmethod
     def active_window_name(self) -> str | None:
