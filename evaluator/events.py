@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 EVENT_LOG_VERSION = 1
 
-Source = Literal["probe", "frida", "fs", "query", "runner"]
-SOURCES: tuple[str, ...] = ("probe", "frida", "fs", "query", "runner")
+
+
+class Source(StrEnum):
+    """Where an event comes from. Probes and the Frida bridge connect over the websocket; the file
+    watcher, the state query and the runner record through the evaluator directly."""
+
+    PROBE = "probe"
+    FRIDA = "frida"
+    FS = "fs"
+    QUERY = "query"
+    RUNNER = "runner"
+
+
+CLIENT_SOURCES = frozenset({Source.PROBE, Source.FRIDA})   # may authenticate over the websocket
+COUNTING_SOURCES = frozenset({Source.PROBE, Source.FRIDA, Source.FS, Source.QUERY})  # may reach a key step
 
 
 class Event(BaseModel):
@@ -35,7 +49,7 @@ FORGERY = "suspected_forgery"
 PROBE_CONNECTED = "probe_connected"
 PROBE_DISCONNECTED = "probe_disconnected"
 SOURCE_ERROR = "source_error"
-# Frida bridge events (source "frida"), see hooks/frida_bridge.py
+# Frida bridge events (source "frida"), see probe_runtime/frida_bridge.py
 FRIDA_ATTACHED = "frida_attached"
 FRIDA_DETACHED = "frida_detached"
 HOOK_ERROR = "hook_error"

@@ -24,7 +24,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from evaluator import events as ev
-from evaluator.events import Event
+from evaluator.events import CLIENT_SOURCES, Event, Source
 from evaluator.log import EventLog
 
 Listener = Callable[[Event], None]
@@ -53,10 +53,11 @@ class Evaluator:
     def subscribe(self, fn: Listener) -> None:
         self._listeners.append(fn)
 
-    async def wait_event(self, name: str, source: str | None = None) -> Event:
-        """The first recorded event with this name (and source), waiting for it if need be."""
+    async def wait_event(self, name: str, source: Source | None = None,
+                         where: Callable[[Event], bool] | None = None) -> Event:
+        """The first recorded event with this name (and source, and matching `where`), waiting for it if need be."""
         def match(e: Event) -> bool:
-            return e.name == name and (source is None or e.source == source)
+            return e.name == name and (source is None or e.source == source) and (where is None or where(e))
         for e in self.log.events:
             if match(e):
                 return e
@@ -107,7 +108,7 @@ class Evaluator:
                 return
             await asyncio.sleep(min(gap - idle, deadline - loop.time()) + 0.01)
 
-    def record_internal(self, source: str, name: str, payload: dict | None = None, stream: str | None = None) -> Event:
+    def record_internal(self, source: Source, name: str, payload: dict | None = None, stream: str | None = None) -> Event:
         """Events the runner itself produces (query, fs, runner), through the same log and listeners."""
         stream = stream or source
         seq = self._acked.get(stream, -1) + 1
@@ -118,7 +119,7 @@ class Evaluator:
 
     def _forgery(self, reason: str, conn: ServerConnection, detail: dict | None = None) -> None:
         peer = conn.remote_address
-        self.record_internal("runner", ev.FORGERY, {"reason": reason, "peer": list(peer) if peer else None, **(detail or {})})
+        self.record_internal(Source.RUNNER, ev.FORGERY, {"reason": reason, "peer": list(peer) if peer else None, **(detail or {})})
 
     # -- connection handling -----------------------------------------------------------
     async def _handle(self, conn: ServerConnection) -> None:
@@ -134,11 +135,11 @@ class Evaluator:
                 await conn.close(4003, "refused")
                 return
             stream = str(first.get("stream") or "anonymous")
-            source = first.get("source", "probe")
+            source = first.get("source", Source.PROBE)
             await conn.send(json.dumps({"type": "welcome", "acked": self._acked.get(stream, -1)}))
             self.connected_streams.add(stream)
-            self.record_internal("runner", ev.PROBE_CONNECTED, {"stream": stream, "source": source})
-            if source in ("probe", "frida"):
+            self.record_internal(Source.RUNNER, ev.PROBE_CONNECTED, {"stream": stream, "source": source})
+            if source in CLIENT_SOURCES:
                 self.probe_connected.set()
             async for message in conn:
                 msg = json.loads(message)
@@ -147,10 +148,11 @@ class Evaluator:
                 try:
                     event = Event.model_validate({**msg["event"], "stream": stream})
                 except (ValidationError, KeyError, TypeError) as e:
-                    self.record_internal("runner", ev.SOURCE_ERROR, {"stream": stream, "error": f"malformed event: {e}"[:500]})
+                    self.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"stream": stream, "error": f"malformed event: {e}"[:500]})
                     continue
-                if event.run_id != self.run_id or event.source in ("runner", "query"):
-                    self._forgery("event claims another run or a runner-only source", conn, {"event": _clip(msg)})
+                if event.run_id != self.run_id or event.source not in CLIENT_SOURCES:
+                    self._forgery("event claims another run or a source only the runner records", conn,
+                                  {"event": _clip(msg)})
                     continue
                 self.record(event)
                 await conn.send(json.dumps({"type": "ack", "seq": event.seq}))
@@ -159,7 +161,7 @@ class Evaluator:
         finally:
             if stream is not None:
                 self.connected_streams.discard(stream)
-                self.record_internal("runner", ev.PROBE_DISCONNECTED, {"stream": stream})
+                self.record_internal(Source.RUNNER, ev.PROBE_DISCONNECTED, {"stream": stream})
 
 
 def _clip(obj: object) -> str:

@@ -10,9 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evaluator.events import Event
-
-COUNTING_SOURCES = ("probe", "frida", "fs", "query")
+from evaluator.events import COUNTING_SOURCES, Event
 
 
 class StepResult(BaseModel):

@@ -5,4 +5,3 @@ COMPUTER_ACTIONS = (
     "left_click", "right_click", "middle_click", "double_click", "triple_click",
     "left_click_drag", "left_mouse_down", "left_mouse_up", "scroll", "hold_key", "wait",
 )
-BUILTIN_TOOLS = ("computer", "bash", "str_replace_based_edit_tool")

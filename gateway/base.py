@@ -5,17 +5,19 @@ from __future__ import annotations
 import abc
 import base64
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Kind = Literal["gui", "bash", "edit", "mcp"]
+from gateway.modes import Kind
 
 
 @dataclass(frozen=True)
 class ToolResult:
-    """MCP-shaped content items ({"type": "text"|"image", ...}) plus the error flag."""
+    """MCP-shaped content items ({"type": "text"|"image", ...}), the error flag, and the structured result
+    of a tool that declares an output schema (MCP's structuredContent), passed through unchanged."""
 
     content: tuple[dict[str, Any], ...] = ()
     is_error: bool = False
+    structured: dict[str, Any] | None = None
 
     @classmethod
     def text(cls, text: str, image_png: bytes | None = None) -> ToolResult:
@@ -53,11 +55,18 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """A tool as the gateway lists it. `annotations` are MCP's tool annotations (readOnlyHint,
+    destructiveHint, idempotentHint, openWorldHint, title) and `output_schema` its outputSchema, both
+    passed through to the gateway's clients; `display` is the computer tool's screen size in the
+    coordinates the model uses (width, height)."""
+
     name: str
     description: str
     input_schema: dict[str, Any]
     kind: Kind
     annotations: dict[str, Any] = field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
+    display: tuple[int, int] | None = None
 
 
 class ToolProvider(abc.ABC):

@@ -14,27 +14,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gateway.base import Kind, ToolProvider, ToolResult, ToolSpec
-
-MODE_KINDS: dict[str, frozenset[Kind]] = {
-    "gui": frozenset({"gui", "bash", "edit"}),
-    "mcp": frozenset({"mcp", "bash", "edit"}),
-    "hybrid": frozenset({"gui", "mcp", "bash", "edit"}),
-}
+from gateway.base import ToolProvider, ToolResult, ToolSpec
+from gateway.modes import MODE_KINDS, SEP, SHELL_KINDS, Mode
 
 
 @dataclass(frozen=True)
 class ToolFilter:
-    mode: str = "hybrid"
+    mode: Mode = Mode.HYBRID
     no_bash: bool = False
     only: frozenset[str] | None = None  # --tools: explicit names (after the mode filter)
 
     def allows(self, spec: ToolSpec) -> bool:
         if spec.kind not in MODE_KINDS[self.mode]:
             return False
-        if self.no_bash and spec.kind in ("bash", "edit"):
+        if self.no_bash and spec.kind in SHELL_KINDS:
             return False
-        return self.only is None or spec.name in self.only or spec.name.split("__", 1)[0] in self.only
+        return self.only is None or spec.name in self.only or spec.name.split(SEP, 1)[0] in self.only
 
 
 class CallLog:
@@ -105,7 +100,7 @@ class ToolRegistry:
                     self._routes[spec.name] = (p, spec)
         if self.filter.only:
             unknown = {n for n in self.filter.only if n not in self._routes
-                       and not any(k.startswith(n + "__") for k in self._routes)}
+                       and not any(k.startswith(n + SEP) for k in self._routes)}
             if unknown:
                 raise ValueError(f"--tools names no available tool: {', '.join(sorted(unknown))} "
                                  f"(available in this mode: {', '.join(self._routes)})")

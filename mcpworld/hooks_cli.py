@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from hooks.trace import format_call
+from probe_runtime.trace import format_call
 from mcpworld import paths
 from mcpworld.agents.base import Agent, AgentContext, AgentError
 from mcpworld.config.load import ResolvedTask
@@ -31,7 +31,7 @@ class TraceAgent(Agent):
         signatures = paths.HOOKS_DIR / self.trial.rt.app.id / "signatures.json"
         if signatures.is_file():  # parameter types and names for this app's libraries
             argv += ["--signatures", str(signatures)]
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "hooks.trace", *argv,
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "probe_runtime.trace", *argv,
                                                     stdout=asyncio.subprocess.PIPE, cwd=str(paths.ROOT))
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)

@@ -25,7 +25,7 @@ from mcpworld import paths
 from mcpworld.config.app import AppConfig
 from mcpworld.errors import MCPWorldError
 
-CONTAINERS_DIR = paths.ROOT / "containers"
+CONTAINERS_DIR = paths.CONTAINERS_DIR
 DESKTOPS = ("xfce", "kde")
 LABEL = "org.mcpworld.inputs"
 RELEASE = "bookworm"

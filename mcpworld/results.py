@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
@@ -11,8 +11,23 @@ from mcpworld.agents.base import Usage
 
 RESULT_VERSION = 1
 
-Failure = Literal["setup_error", "app_crash", "probe_error", "agent_error", "exec_timeout", "step_cap",
-                  "evaluated_failed", "suspected_forgery"]
+
+
+class Failure(StrEnum):
+    """Why a trial failed, one category each (the report counts them per mode)."""
+
+    SETUP_ERROR = "setup_error"              # the environment, the app or the set-up never got ready
+    APP_CRASH = "app_crash"                  # the app exited during the trial
+    PROBE_ERROR = "probe_error"              # an event source (probe, hook, state query) failed
+    AGENT_ERROR = "agent_error"              # the agent itself failed
+    EXEC_TIMEOUT = "exec_timeout"            # the agent ran out of time
+    STEP_CAP = "step_cap"                    # the agent ran out of steps
+    EVALUATED_FAILED = "evaluated_failed"    # everything ran; the verdict is no
+    SUSPECTED_FORGERY = "suspected_forgery"  # ... and someone sent unauthenticated events
+
+
+# a trial that failed only because its verdict said so: the run itself worked (null-agent and bench runs)
+RAN = (None, Failure.EVALUATED_FAILED)
 
 
 class Timings(BaseModel):

@@ -1,4 +1,4 @@
-"""Runs many trials (tasks x modes x trials), with a progress bar, into one run directory."""
+"""Runs many trials (tasks x modes x trials), `parallel` environments at a time, into one run directory."""
 
 from __future__ import annotations
 
@@ -11,11 +11,15 @@ from pathlib import Path
 
 from mcpworld.agents import make_agent
 from mcpworld.config.load import ResolvedTask
+from mcpworld.envs import LOCAL
 from mcpworld.results import TrialResult
+from mcpworld.rundir import RunDir
 from mcpworld.trial import Trial, TrialOptions
 
+Planned = tuple[ResolvedTask, str, int]
 
-def plan(tasks: list[ResolvedTask], modes: list[str], trials: int) -> list[tuple[ResolvedTask, str, int]]:
+
+def plan(tasks: list[ResolvedTask], modes: list[str], trials: int) -> list[Planned]:
     """Every (task, mode, trial) to run; modes a task does not declare and tasks not ready are skipped."""
     return [(rt, mode, k) for rt in tasks if rt.task.status == "ready"
             for mode in modes if mode in rt.task.modes for k in range(trials)]
@@ -30,27 +34,18 @@ def declared(tasks: list[ResolvedTask], backend: str) -> tuple[list[ResolvedTask
     runnable, info = [], {}
     for rt in tasks:
         status, reason = rt.task.status, rt.task.status_reason
-        if status == "ready" and backend == "local":
+        if status == "ready" and backend == LOCAL:
             if rt.app.id not in installed:
                 installed[rt.app.id] = is_installed(rt.app)
             if not installed[rt.app.id]:
                 status, reason = "app_missing", f"{rt.app.name} is not installed (mcpworld apps install --app {rt.app.id})"
         if status == "ready":
             runnable.append(rt)
-        info[rt.key] = {"status": status, "reason": reason, "modes": list(rt.task.modes) or ["gui", "mcp", "hybrid"],
+        info[rt.key] = {"status": status, "reason": reason, "modes": [str(m) for m in rt.task.modes],
                         "difficulty": rt.task.difficulty, "human_steps": rt.task.human_step_count,
                         "grouped_human_steps": rt.task.grouped_human_steps, "app": rt.app.id,
                         "template": rt.task.template}
     return runnable, info
-
-
-def trial_dirname(rt: ResolvedTask, mode: str, k: int) -> str:
-    return result_dirname(rt.app.id, rt.key, mode, k)
-
-
-def result_dirname(app: str, task_key: str, mode: str, k: int) -> str:
-    """A trial's folder under trials/: '<app>-<task id>__<mode>__<k>' (task_key is 'app/id')."""
-    return f"{app}-{task_key.split('/', 1)[1]}__{mode}__{k}"
 
 
 async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, out: Path, trials: int = 1,
@@ -58,27 +53,28 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
                   on_trial: Callable[[TrialResult, int, int], None] | None = None,
                   on_start: Callable[[str], None] | None = None, parallel: int = 1):
     """Every planned trial, `parallel` environments at a time (each trial has its own display, ports,
-    home and evaluator, so they do not share anything but the machine)."""
+    home and evaluator, so they share nothing but the machine); the run's report."""
     base_opts = base_opts or TrialOptions()
+    run = RunDir(out)
     out.mkdir(parents=True, exist_ok=True)
     tasks, declared_tasks = declared(tasks, base_opts.backend)
     todo = plan(tasks, modes, trials)
-    (out / "run.json").write_text(json.dumps({
+    run.run_json.write_text(json.dumps({
         "v": 1, "started": time.time(), "agent": agent_name, "agent_options": agent_options or {}, "modes": modes,
         "trials": trials, "no_bash": base_opts.no_bash, "tools": sorted(base_opts.tools) if base_opts.tools else None,
         "timeout": base_opts.timeout, "backend": base_opts.backend, "parallel": parallel,
         "declared": declared_tasks, "tasks": {rt.key: rt.raw for rt in tasks}}, indent=1, default=str))
     gate = asyncio.Semaphore(max(1, parallel))
     done = 0
-    with open(out / "results.jsonl", "a") as results_log:
+    with open(run.results_jsonl, "a") as results_log:
         async def one(rt: ResolvedTask, mode: str, k: int) -> None:
             nonlocal done
             async with gate:
                 if on_start:
                     on_start(f"{rt.key} {mode} #{k}")
-                opts = dataclasses.replace(base_opts, mode=mode, view_file=out / "view.json")
+                opts = dataclasses.replace(base_opts, mode=mode, view_file=run.view)
                 agent = make_agent(agent_name, **(agent_options or {}))
-                result = await Trial(rt, agent, opts, out / "trials" / trial_dirname(rt, mode, k), k).run()
+                result = await Trial(rt, agent, opts, run.trial(rt.app.id, rt.key, mode, k).path, k).run()
             results_log.write(result.model_dump_json() + "\n")
             results_log.flush()
             done += 1
@@ -94,13 +90,5 @@ def write_summary(run_dir: Path):
     from mcpworld.report.build import build, load_runs
 
     report = build(*load_runs([run_dir]))
-    (run_dir / "summary.json").write_text(report.model_dump_json(indent=2))
+    RunDir(run_dir).summary.write_text(report.model_dump_json(indent=2))
     return report
-
-
-def load_results(run_dir: Path) -> list[TrialResult]:
-    """Every trial result in a run directory (also for a run that was killed midway)."""
-    out = []
-    for f in sorted((run_dir / "trials").glob("*/result.json")):
-        out.append(TrialResult.model_validate_json(f.read_text()))
-    return out

@@ -32,7 +32,7 @@ def query(ctx) -> dict:
 
 def _from_bridge(ctx) -> dict:
     body = json.dumps({"method": "state", "params": {}}).encode()
-    url = f"http://{ctx.values['app_host']}:{ctx.values['port_bridge']}"
+    url = f"http://{ctx.values.app_host}:{ctx.values.port('bridge')}"
     req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=ctx.timeout) as resp:
         reply = json.loads(resp.read())
@@ -44,9 +44,9 @@ def _from_bridge(ctx) -> dict:
 def _from_file(ctx) -> dict:
     from anki.collection import Collection
 
-    paths = sorted(Path(ctx.values["base"]).glob("*/collection.anki2"))
+    paths = sorted(Path(ctx.values.path("base")).glob("*/collection.anki2"))
     if not paths:
-        raise FileNotFoundError(f"no collection under {ctx.values['base']}")
+        raise FileNotFoundError(f"no collection under {ctx.values.path('base')}")
     col = Collection(str(paths[0]))
     try:
         st = _state_module()

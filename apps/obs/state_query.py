@@ -29,7 +29,7 @@ def query(ctx) -> dict:
             state = None
     if state is None:
         state = {**_from_files(ctx), "read_from": "files"}
-    state["videos"] = _files(ctx.values["videos"])
+    state["videos"] = _files(ctx.values.path("videos"))
     return state
 
 
@@ -45,7 +45,7 @@ def _files(folder: str) -> list[dict]:
 def _from_websocket(ctx) -> dict:
     import obsws_python as obsws
 
-    c = obsws.ReqClient(host=ctx.values["app_host"], port=int(ctx.values["port_ws"]), password=ctx.values["secret_ws"],
+    c = obsws.ReqClient(host=ctx.values.app_host, port=ctx.values.port("ws"), password=ctx.values.secret("ws"),
                         timeout=ctx.timeout)
     try:
         def req(name, data=None):
@@ -96,7 +96,7 @@ def _from_websocket(ctx) -> dict:
 
 
 def _from_files(ctx) -> dict:
-    config = Path(ctx.values["config"])
+    config = Path(ctx.values.path("config"))
     glob = configparser.ConfigParser(strict=False, interpolation=None)
     glob.optionxform = str
     glob.read(config / "global.ini")

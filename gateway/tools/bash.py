@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway.base import ToolProvider, ToolResult, ToolSpec
+from gateway.modes import BASH_TOOL, Kind
 
 MAX_OUTPUT = 16_000
 
@@ -29,8 +30,12 @@ def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
     return text[:limit] + f"\n[output truncated: {len(text) - limit} more characters not shown]"
 
 
+# a shell can do anything the environment's user can
+SHELL_ANNOTATIONS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}
+
+
 class BashTool(ToolProvider):
-    name = "bash"
+    name = BASH_TOOL
 
     def __init__(self, env, timeout: float = 120.0):
         self.env, self.timeout = env, timeout
@@ -40,7 +45,7 @@ class BashTool(ToolProvider):
     def specs(self) -> list[ToolSpec]:
         schema = BashArgs.model_json_schema()
         schema.pop("title", None)
-        return [ToolSpec(name="bash", kind="bash", input_schema=schema, description=(
+        return [ToolSpec(name=BASH_TOOL, kind=Kind.BASH, input_schema=schema, annotations=SHELL_ANNOTATIONS, description=(
             "Run a command in a persistent bash shell inside the desktop environment (state such as the "
             f"working directory persists between calls). Calls time out after {self.timeout:.0f}s; "
             "`restart: true` starts a fresh shell."))]

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway.actions import COMPUTER_ACTIONS
 from gateway.base import ToolProvider, ToolResult, ToolSpec
+from gateway.modes import COMPUTER_TOOL, Kind
 from gateway.screen import Screen
 
 # Working sizes a model is trained on; pick the one with the screen's aspect ratio.
@@ -45,7 +46,7 @@ def target_size(width: int, height: int) -> tuple[int, int]:
 
 
 class ComputerTool(ToolProvider):
-    name = "computer"
+    name = COMPUTER_TOOL
 
     def __init__(self, display: str, settle_timeout: float = 1.5):
         self.display = display
@@ -71,8 +72,8 @@ class ComputerTool(ToolProvider):
         schema = ComputerArgs.model_json_schema()
         schema.pop("title", None)
         return [ToolSpec(
-            name="computer", kind="gui", input_schema=schema,
-            annotations={"display_width_px": self.model_w, "display_height_px": self.model_h},
+            name=COMPUTER_TOOL, kind=Kind.GUI, input_schema=schema, display=(self.model_w, self.model_h),
+            annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False},
             description=(f"Use a mouse and keyboard to interact with the desktop, and take screenshots. "
                          f"The screen is {self.model_w}x{self.model_h}. Actions: {', '.join(COMPUTER_ACTIONS)}. "
                          "Keys use xdotool names (e.g. 'ctrl+s', 'Return'). Most actions return a screenshot."))]

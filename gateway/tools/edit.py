@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway.base import ToolProvider, ToolResult, ToolSpec
-from gateway.tools.bash import truncate
+from gateway.modes import EDIT_TOOL, Kind
+from gateway.tools.bash import SHELL_ANNOTATIONS, truncate
 
 SNIPPET = 4
 
@@ -38,7 +39,7 @@ class EditTool(ToolProvider):
     def specs(self) -> list[ToolSpec]:
         schema = EditArgs.model_json_schema()
         schema.pop("title", None)
-        return [ToolSpec(name="str_replace_based_edit_tool", kind="edit", input_schema=schema, description=(
+        return [ToolSpec(name=EDIT_TOOL, kind=Kind.EDIT, input_schema=schema, annotations=SHELL_ANNOTATIONS, description=(
             "View, create and edit files inside the environment. Paths must be absolute. "
             "Commands: view (file with line numbers, or a directory two levels deep; view_range [start, end], end -1 "
             "for the end), create (file_text), str_replace (old_str must occur exactly once), insert "

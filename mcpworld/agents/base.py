@@ -29,7 +29,7 @@ class AgentContext:
     task: object           # mcpworld.config.load.ResolvedTask
     max_steps: int
     gateway_url: str | None = None
-    values: dict = field(default_factory=dict)  # the run's placeholder values (home, ports, app paths)
+    values: object = None  # mcpworld.values.RunValues: the run's values (home, ports, app paths)
     env: object = None     # mcpworld.envs.base.Environment; only the oracle looks at it (focus waits)
     usage: Usage = field(default_factory=Usage)
     steps: int = 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.modes import BASH_TOOL, COMPUTER_TOOL, Kind, Mode
 from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached, register
 
 BETA = "computer-use-2025-01-24"
@@ -20,17 +21,17 @@ _BASE = ("You operate a Linux desktop (XFCE on a virtual display) to complete th
          "application that is already open. Work step by step: observe, act, check the result. "
          "When the task is done, reply with a short summary and no tool call.")
 PROMPTS = {
-    ("gui", False): _BASE + " You can see the screen with screenshots and use the mouse and keyboard. You can also "
+    (Mode.GUI, False): _BASE + " You can see the screen with screenshots and use the mouse and keyboard. You can also "
                             "run shell commands with the bash tool and edit files with the editor tool.",
-    ("hybrid", False): _BASE + " You can use the mouse, keyboard and screenshots, the bash and editor tools, and the "
+    (Mode.HYBRID, False): _BASE + " You can use the mouse, keyboard and screenshots, the bash and editor tools, and the "
                                "application's own tools (MCP). Prefer an application tool where one fits; fall back to "
                                "the GUI where none does.",
-    ("mcp", False): _BASE + " You cannot see or click the screen. Use the application's own tools (MCP); you may also "
+    (Mode.MCP, False): _BASE + " You cannot see or click the screen. Use the application's own tools (MCP); you may also "
                             "run shell commands with the bash tool and edit files with the editor tool.",
-    ("gui", True): _BASE + " You can see the screen with screenshots and use the mouse and keyboard. There is no shell.",
-    ("hybrid", True): _BASE + " You can use the mouse, keyboard and screenshots, and the application's own tools (MCP). "
+    (Mode.GUI, True): _BASE + " You can see the screen with screenshots and use the mouse and keyboard. There is no shell.",
+    (Mode.HYBRID, True): _BASE + " You can use the mouse, keyboard and screenshots, and the application's own tools (MCP). "
                               "There is no shell.",
-    ("mcp", True): _BASE + " You cannot see or click the screen and have no shell. Use only the application's own "
+    (Mode.MCP, True): _BASE + " You cannot see or click the screen and have no shell. Use only the application's own "
                            "tools (MCP).",
 }
 
@@ -43,15 +44,14 @@ def api_tools(specs) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Tool declarations for the Messages API, and api name -> gateway name."""
     tools, names = [], {}
     for s in specs:
-        if s.name == "computer":
-            tools.append({"type": "computer_20250124", "name": "computer", "display_number": 1,
-                          "display_width_px": s.annotations["display_width_px"],
-                          "display_height_px": s.annotations["display_height_px"]})
-            names["computer"] = s.name
-        elif s.name == "bash":
-            tools.append({"type": "bash_20250124", "name": "bash"})
-            names["bash"] = s.name
-        elif s.kind == "edit":
+        if s.name == COMPUTER_TOOL:
+            tools.append({"type": "computer_20250124", "name": COMPUTER_TOOL, "display_number": 1,
+                          "display_width_px": s.display[0], "display_height_px": s.display[1]})
+            names[COMPUTER_TOOL] = s.name
+        elif s.name == BASH_TOOL:
+            tools.append({"type": "bash_20250124", "name": BASH_TOOL})
+            names[BASH_TOOL] = s.name
+        elif s.kind == Kind.EDIT:
             tools.append({"type": "text_editor_20250124", "name": EDITOR_API_NAME})
             names[EDITOR_API_NAME] = s.name
         else:

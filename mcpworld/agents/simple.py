@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from mcpworld.agents.base import Agent, AgentContext, AgentError, register
-from mcpworld.config.templating import expand, expand_tree
 from mcpworld.envs.base import EnvironmentSetupError
 
 
@@ -32,14 +31,14 @@ class OracleAgent(Agent):
             if step.tool not in available:
                 raise AgentError(f"oracle step {i} needs tool '{step.tool}', not offered in mode '{ctx.mode}'"
                                  f"{' with --no-bash' if ctx.no_bash else ''}")
-            result = await ctx.tools.call(step.tool, expand_tree(step.args, ctx.values))
+            result = await ctx.tools.call(step.tool, ctx.values.expand_tree(step.args))
             ctx.steps += step.is_action  # counted as the human steps are: waits are not steps
             if result.is_error:
                 raise AgentError(f"oracle step {i} ({step.tool}) failed: {result.summary()}")
             await self.after_step(ctx, i, step)
             if step.window and self.wait_for_windows and ctx.env is not None:
                 try:
-                    pattern = expand(step.window, ctx.values)
+                    pattern = ctx.values.expand(step.window)
                     await ctx.env.wait_focus(pattern, self.focus_timeout)
                     await ctx.env.settle(pattern, quiet=0.3, timeout=5.0)  # a dialog paints after it takes the focus
                 except EnvironmentSetupError as e:

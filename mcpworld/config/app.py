@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evaluator.events import Source
 from mcpworld import paths
 from mcpworld.config.errors import from_validation
-from mcpworld.errors import ConfigError
+from mcpworld.errors import ConfigError, ConfigErrors
 
 
 class _Model(BaseModel):
@@ -20,6 +22,8 @@ class Install(_Model):
     apt: list[str] = []
     pip: list[str] = []
     check: list[str] = Field(default_factory=list, description="argv that exits 0 when the app is installed")
+    package: str | None = Field(default=None, description="the Debian or PyPI package whose version is the app's "
+                                "version (part of what `mcpworld tasks verify` records a proof against)")
 
 
 class Launch(_Model):
@@ -29,10 +33,9 @@ class Launch(_Model):
 
 class Ready(_Model):
     window_name: str = Field(description="regular expression a mapped top-level window's name must match")
-    probe: bool = Field(default=True, description="also wait for the app's probe to connect")
-    event: str | None = Field(default=None, description="also wait for this probe event (the UI is up)")
+    event: str | None = Field(default=None, description="also wait for this event (the app says its UI is up)")
     port: str | None = Field(default=None, description="also wait until this allocated port accepts connections "
-                             "(the app's API is up, so it has finished loading; Frida attaches after that)")
+                             "(the app's API is up, so it has finished loading; event sources get ready after that)")
     settle: float = Field(default=0.3, ge=0, description="then wait until the screen is unchanged this long")
     timeout: float = 60.0
 
@@ -48,6 +51,8 @@ class CopySpec(_Model):
 class McpServer(_Model):
     command: list[str] = Field(min_length=1)
     env: dict[str, str] = {}
+    pip: list[str] = Field(default_factory=list, description="the server's own Python packages (it runs on the "
+                           "host, in mcpworld's environment); `mcpworld apps install` installs them")
 
 
 class RenderedFile(_Model):
@@ -57,17 +62,23 @@ class RenderedFile(_Model):
     text: str
 
 
-class Frida(_Model):
-    """Frida hook scripts loaded into the app once its window is up (hooks/frida_bridge.py)."""
+class BenchCall(_Model):
+    """An MCP call that makes the app emit one milestone (milestone latency)."""
 
-    scripts: list[str] = Field(min_length=1, description="paths under the repo root, plain Frida JS; the "
-                               "bridge attaches to the launched process, so launch the app binary itself")
+    tool: str = Field(description="the gateway's name, <server>__<tool>")
+    args: dict[str, Any] = Field(default_factory=dict, description="{i} is the call's number")
+    event: str
+    source: Source
 
 
-class StateQuery(_Model):
-    module: str = Field(description="file in the app folder with a `query(ctx) -> dict` function")
-    event: str = "state"
-    timeout: float = 30.0
+class Bench(_Model):
+    """What `mcpworld bench` times for this app."""
+
+    task: str = Field(description="the task (its id under tasks/<app>/) whose trials the reset figures use")
+    latency: BenchCall | None = None
+    gateway_tool: str | None = Field(default=None, description="a read-only MCP tool for the gateway overhead")
+    parallel_tasks: list[str] = Field(default_factory=list, description="light tasks with an MCP oracle for the "
+                                      "parallel-environments figure")
 
 
 class AppConfig(_Model):
@@ -81,17 +92,24 @@ class AppConfig(_Model):
     secrets: list[str] = Field(default_factory=list, description="random values drawn per run: {secret_<name>}")
     rendered_files: list[RenderedFile] = Field(default_factory=list)
     dirs: list[str] = Field(default_factory=list, description="folders created (empty) after the restore")
-    frida: Frida | None = None
-    probe_files: list[CopySpec] = Field(default_factory=list, description="hook files placed after the snapshot")
+    sources: dict[str, Any] = Field(default_factory=dict, description="the app's event sources, one table each "
+                                    "([sources.probe], [sources.frida], [sources.state_query]; see mcpworld/sources/)")
     events: dict[str, str] = Field(description="milestone events the app's hooks emit: name -> meaning")
     mcp_servers: dict[str, McpServer] = {}
-    state_query: StateQuery | None = None
+    bench: Bench | None = None
 
     folder: Path = Field(default=Path("."), exclude=True)
 
     @property
-    def state_event(self) -> str | None:
-        return self.state_query.event if self.state_query else None
+    def shared_dirs(self) -> list[Path]:
+        """The repository folders the app's parts inside an environment read: the probe runtime, its hooks and
+        its snapshots (a container mounts these read-only, and nothing else of the repository)."""
+        return [d for d in (paths.RUNTIME_DIR, paths.HOOKS_DIR / self.id, paths.SNAPSHOTS_DIR / self.id) if d.is_dir()]
+
+    def repo_file(self, ref: str) -> Path:
+        """A file an app config names: relative to the content root, or under {runtime} / {root}."""
+        text = ref.replace("{runtime}", str(paths.RUNTIME_DIR)).replace("{root}", str(paths.ROOT))
+        return Path(text) if Path(text).is_absolute() else paths.ROOT / text
 
 
 def load_app(path: Path) -> AppConfig:
@@ -106,13 +124,14 @@ def load_app(path: Path) -> AppConfig:
     if app.id != path.parent.name:
         raise ConfigError(path, "id", f"'{app.id}' differs from its folder name '{path.parent.name}'")
     app.folder = path.parent
+    errors: list[ConfigError] = []
     if app.ready.event and app.ready.event not in app.events:
-        raise ConfigError(path, "ready.event", f"'{app.ready.event}' is not among the app's events")
-    for i, script in enumerate(app.frida.scripts if app.frida else []):
-        if not (paths.ROOT / script).is_file():
-            raise ConfigError(path, f"frida.scripts[{i}]", f"no file {paths.ROOT / script}")
+        errors.append(ConfigError(path, "ready.event", f"'{app.ready.event}' is not among the app's events"))
     if app.ready.port and app.ready.port not in app.ports:
-        raise ConfigError(path, "ready.port", f"'{app.ready.port}' is not among the app's ports")
-    if app.state_query and not (app.folder / app.state_query.module).is_file():
-        raise ConfigError(path, "state_query.module", f"no file {app.folder / app.state_query.module}")
+        errors.append(ConfigError(path, "ready.port", f"'{app.ready.port}' is not among the app's ports"))
+    from mcpworld.sources import validate_app_sources  # each source checks its own table
+
+    errors += validate_app_sources(app, path)
+    if errors:
+        raise ConfigErrors(errors)
     return app

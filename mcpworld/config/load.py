@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from collections.abc import Callable
@@ -13,20 +12,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from evaluator.predicates import Pred, PredicateError, compile_where
-from gateway.actions import BUILTIN_TOOLS, COMPUTER_ACTIONS
-from mcpworld import paths
+from gateway.actions import COMPUTER_ACTIONS
+from gateway.modes import COMPUTER_TOOL, SEP, SHELL_TOOLS, Mode
+from mcpworld import paths, sources
 from mcpworld.config.app import AppConfig, load_app
 from mcpworld.config.errors import from_validation
-from mcpworld.config.task import KeyStep, Task
+from mcpworld.config.modules import load_ref
+from mcpworld.config.task import KeyStep, OracleStep, Task
 from mcpworld.config.templating import expand, expand_tree, placeholders
 from mcpworld.errors import ConfigError, ConfigErrors
-
-ENV_PLACEHOLDERS = ("home", "env_dir", "root", "python", "bindir", "app_host")
-
-
-def runtime_names(app: AppConfig) -> list[str]:
-    """Placeholders a run fills in: its environment's paths, the app's paths, ports and secrets."""
-    return [*ENV_PLACEHOLDERS, *app.paths, *(f"port_{p}" for p in app.ports), *(f"secret_{s}" for s in app.secrets)]
+from mcpworld.values import ENV_PLACEHOLDERS, runtime_names
 
 
 @dataclass
@@ -71,23 +66,6 @@ def load_apps(apps_dir: Path = paths.APPS_DIR) -> dict[str, AppConfig]:
     return apps
 
 
-def _load_function(folder: Path, ref: str, file: Path, field_name: str) -> Callable[..., bool]:
-    name, _, func = ref.partition(":")
-    target = folder / name
-    if not func or not target.is_file():
-        raise ConfigError(file, field_name, f"'{ref}' must be 'file.py:function' naming a file in {folder}")
-    spec = importlib.util.spec_from_file_location(f"mcpworld_task_check_{abs(hash(target))}", target)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:  # a broken check module is a config error, with its reason
-        raise ConfigError(file, field_name, f"cannot import {target}: {e}") from None
-    fn = getattr(module, func, None)
-    if not callable(fn):
-        raise ConfigError(file, field_name, f"{target} has no function '{func}'")
-    return fn
-
-
 def _check_placeholders(text: str, allowed: set[str], file: Path, field_name: str, what: str) -> list[ConfigError]:
     try:
         names = placeholders(text)
@@ -122,20 +100,11 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     for i, cd in enumerate(task.context_data):
         if not (snapshots_dir / cd.from_).exists():
             errors.append(ConfigError(file, f"context_data[{i}].from", f"no snapshot at {snapshots_dir / cd.from_}"))
+        elif cd.from_.split("/", 1)[0] != app.id:  # a container mounts only the app's own snapshots
+            errors.append(ConfigError(file, f"context_data[{i}].from", f"'{cd.from_}' is not under snapshots/{app.id}/"))
         errors += _check_placeholders(cd.to, path_names, file, f"context_data[{i}].to", "paths")
-    for i, fm in enumerate(task.file_milestones):
-        errors += _check_placeholders(fm.path, path_names, file, f"file_milestones[{i}].path", "paths")
-
-    for i, script in enumerate(task.frida_scripts):
-        if not app.frida:
-            errors.append(ConfigError(file, f"frida_scripts[{i}]", f"app '{app.id}' has no [frida] section to load it"))
-        elif not (file.parent / script).is_file():
-            errors.append(ConfigError(file, f"frida_scripts[{i}]", f"no file {file.parent / script}"))
-
-    known: dict[str, str] = {name: "probe/frida" for name in app.events}
-    known.update({fm.event: "fs" for fm in task.file_milestones})
-    if app.state_event:
-        known[app.state_event] = "query"
+    errors += sources.check_task(app, task, file)
+    known = sources.task_events(app, task)
     for i, name in enumerate(task.setup_events):
         if name not in app.events:
             errors.append(ConfigError(file, f"setup_events[{i}]", f"unknown '{name}' (known: {', '.join(sorted(app.events))})"))
@@ -156,7 +125,7 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
         check = None
         if ks.check:
             try:
-                check = _load_function(file.parent, ks.check, file, f"{where_field}.check")
+                check = load_ref(file.parent, ks.check, file, f"{where_field}.check")
             except ConfigError as e:
                 errors.append(e)
         steps.append(ResolvedStep(ks, pred, check))
@@ -168,8 +137,6 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
             errors.append(ConfigError(file, "success.key_steps", f"unknown key step '{r}' (known: {', '.join(ids)})"))
     state_pred = None
     if task.success.state:
-        if not (app.state_query and task.state_query):
-            errors.append(ConfigError(file, "success.state", f"needs a state query, but app '{app.id}' has none or the task disables it"))
         try:
             state_pred = compile_where(expand_tree(task.success.state, params), "success.state")
         except PredicateError as e:
@@ -179,13 +146,13 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     success_check = None
     if task.success.check:
         try:
-            success_check = _load_function(file.parent, task.success.check, file, "success.check")
+            success_check = load_ref(file.parent, task.success.check, file, "success.check")
         except ConfigError as e:
             errors.append(e)
 
     # oracle and set-up arguments may also name the run's values ({home}, {videos}, ...), filled in at run time
     later = frozenset(runtime_names(app))
-    for kind in ("gui", "mcp"):
+    for kind in (Mode.GUI, Mode.MCP):
         seq = getattr(task.oracle, kind)
         for j, st in enumerate(seq or []):
             try:
@@ -201,24 +168,24 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
                     errors.append(ConfigError(file, where_field, f"unknown placeholder {e}"))
                 except re.error as e:
                     errors.append(ConfigError(file, where_field, f"not a regular expression: {e}"))
-    mcp_prefixes = tuple(f"{name}__" for name in app.mcp_servers)
+    servers = ", ".join(app.mcp_servers) or "no"
     for j, st in enumerate(task.setup):
         try:
             st.args = expand_tree(st.args, params, later)
         except (KeyError, ValueError) as e:
             errors.append(ConfigError(file, f"setup[{j}].args", f"unknown placeholder {e}"))
-        if not (st.tool in BUILTIN_TOOLS[1:] or st.tool.startswith(mcp_prefixes)):
-            errors.append(ConfigError(file, f"setup[{j}].tool", f"'{st.tool}' is neither bash/edit nor a tool of {', '.join(app.mcp_servers) or 'no'} MCP server"))
-    for kind, seq in (("gui", task.oracle.gui), ("mcp", task.oracle.mcp)):
+        if not _shell_or_mcp(st, app):
+            errors.append(ConfigError(file, f"setup[{j}].tool", f"'{st.tool}' is neither bash/edit nor a tool of {servers} MCP server"))
+    for kind, seq in ((Mode.GUI, task.oracle.gui), (Mode.MCP, task.oracle.mcp)):
         for j, st in enumerate(seq or []):
             where_field = f"oracle.{kind}[{j}].tool"
-            if kind == "gui" and st.tool != "computer":
+            if kind == Mode.GUI and st.tool != COMPUTER_TOOL:
                 errors.append(ConfigError(file, where_field, f"a GUI oracle uses only the computer tool, not '{st.tool}'"))
-            elif st.tool == "computer" and st.args.get("action") not in COMPUTER_ACTIONS:
+            elif st.tool == COMPUTER_TOOL and st.args.get("action") not in COMPUTER_ACTIONS:
                 errors.append(ConfigError(file, f"oracle.{kind}[{j}].args.action",
                                           f"unknown '{st.args.get('action')}' (known: {', '.join(COMPUTER_ACTIONS)})"))
-            elif kind == "mcp" and not (st.tool in BUILTIN_TOOLS[1:] or st.tool.startswith(mcp_prefixes)):
-                errors.append(ConfigError(file, where_field, f"'{st.tool}' is neither bash/edit nor a tool of {', '.join(app.mcp_servers) or 'no'} MCP server"))
+            elif kind == Mode.MCP and not _shell_or_mcp(st, app):
+                errors.append(ConfigError(file, where_field, f"'{st.tool}' is neither bash/edit nor a tool of {servers} MCP server"))
     for mode in task.modes:
         if task.status == "ready" and task.oracle_for(mode) is None:
             errors.append(ConfigError(file, "modes", f"mode '{mode}' is declared but the task has no oracle usable in it"))
@@ -236,6 +203,10 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     return ResolvedTask(task=task, app=app, folder=file.parent, instruction=instruction, steps=steps,
                         success_state=state_pred, success_check=success_check, required_steps=required,
                         key=f"{task.app}/{task.id}", raw=raw)
+
+
+def _shell_or_mcp(step: OracleStep, app: AppConfig) -> bool:
+    return step.tool in SHELL_TOOLS or step.tool.split(SEP, 1)[0] in app.mcp_servers and SEP in step.tool
 
 
 def task_files(tasks_dir: Path = paths.TASKS_DIR, app: str | None = None) -> list[Path]:

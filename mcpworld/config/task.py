@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from evaluator.events import COUNTING_SOURCES, Source
+from gateway.modes import COMPUTER_TOOL, MODES, Mode
 from mcpworld.config.app import CopySpec
 
-Mode = Literal["gui", "mcp", "hybrid"]
-MODES: tuple[Mode, ...] = ("gui", "mcp", "hybrid")
 Difficulty = Literal["Easy", "Medium", "Hard"]
 
 
@@ -24,10 +24,17 @@ class KeyStep(_Model):
                                    "API path that reach different functions)")
     after: str | None = Field(default=None, description="id of a key step that must be reached first: only "
                               "events after the one that reached it count")
-    source: Literal["probe", "frida", "fs", "query"] | None = None
+    source: Source | None = Field(default=None, description="count only events from this source")
     where: dict[str, Any] = Field(default_factory=dict)
     check: str | None = Field(default=None, description="'file.py:function' in the task folder, (event, params) -> bool")
 
+
+    @field_validator("source")
+    @classmethod
+    def _app_source(cls, source: Source | None) -> Source | None:
+        if source is not None and source not in COUNTING_SOURCES:
+            raise ValueError(f"'{source}' events never reach a key step (use one of {', '.join(sorted(COUNTING_SOURCES))})")
+        return source
 
     @property
     def events(self) -> list[str]:
@@ -57,7 +64,7 @@ class OracleStep(_Model):
     @property
     def is_action(self) -> bool:
         """A step a person would count: not a computer-tool wait or screenshot (MCP and bash calls count)."""
-        return self.tool != "computer" or self.args.get("action") not in ("screenshot", "wait", None)
+        return self.tool != COMPUTER_TOOL or self.args.get("action") not in ("screenshot", "wait", None)
 
 
 class Oracle(_Model):
@@ -115,9 +122,9 @@ class Task(_Model):
 
     def oracle_for(self, mode: Mode) -> list[OracleStep] | None:
         """hybrid replays the MCP solution where there is one, else the GUI one."""
-        if mode == "gui":
+        if mode == Mode.GUI:
             return self.oracle.gui
-        if mode == "mcp":
+        if mode == Mode.MCP:
             return self.oracle.mcp
         return self.oracle.mcp or self.oracle.gui
 

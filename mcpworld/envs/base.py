@@ -25,6 +25,7 @@ class Environment(abc.ABC):
     """One isolated desktop: a display, a window manager, a HOME sandbox and the processes in it."""
 
     id: str
+    backend: str = ""  # its registered name (mcpworld.envs.register_backend)
     width: int = 1280
     height: int = 800
 
@@ -53,11 +54,10 @@ class Environment(abc.ABC):
         """The address at which the host reaches the app's ports."""
         return "127.0.0.1"
 
-    @property
-    def src_root(self) -> str:
-        """Where the environment sees the repository (its hooks/ at least), for the Frida bridge."""
-        from mcpworld import paths
-        return str(paths.ROOT)
+    def repo_path(self, host_path: Path) -> str:
+        """Where the environment sees a file or folder of the repository that the app declares (its
+        hooks, its snapshots, the probe runtime): the same path locally, a read-only mount in a container."""
+        return str(host_path)
 
     @property
     def python(self) -> str:

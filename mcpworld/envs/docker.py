@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcpworld import paths
+from mcpworld.envs import register_backend
 from mcpworld.envs.base import Environment
 from mcpworld.envs.container_process import ContainerProcess
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
@@ -41,7 +42,7 @@ HOME = "/home/agent"
 AGENT_UID = 1000                    # the images' agent user (containers/*/Dockerfile)
 PRIVATE = "/run/mcpworld"           # the agent user's run files (probe config, session bus, XDG runtime)
 ROOT_ONLY = "/opt/mcpworld/lib"     # root's: the Frida bridge's config and task scripts
-SRC = "/opt/mcpworld/src"           # read-only mounts of the repository's hooks/ and snapshots/
+SRC = "/opt/mcpworld/src"           # read-only mounts of the folders the app declares (app.shared_dirs)
 PYTHON = "/opt/mcpworld/venv/bin/python"
 APP_BUILD = "/opt/mcpworld/app-build"
 VNC_PORT, NOVNC_PORT = 5900, 6080
@@ -90,6 +91,16 @@ def _network(client):
         return client.networks.get(NETWORK)
 
 
+def _mount_name(host: Path) -> str:
+    """A shared folder's place under SRC: its path relative to the content or code root (hooks/obs,
+    snapshots/obs, probe_runtime)."""
+    host = host.resolve()
+    for root in (paths.ROOT, paths.CODE_ROOT):
+        if root in host.parents:
+            return str(host.relative_to(root))
+    return host.name
+
+
 _removals: list[threading.Thread] = []
 
 
@@ -134,16 +145,23 @@ def sweep_stale(client) -> list[str]:
     return removed
 
 
+@register_backend("docker")
 class DockerEnvironment(X11Desktop, Environment):
-    backend = "docker"
+    @classmethod
+    def for_app(cls, app, options) -> DockerEnvironment:
+        if app is None:
+            raise EnvironmentSetupError("a docker environment runs one app's image: name the app")
+        return cls(app, options.desktop, options.width, options.height, options.gpu, options.app_build)
 
-    def __init__(self, app_id: str, desktop: str = "xfce", width: int = 1280, height: int = 800,
+    def __init__(self, app, desktop: str = "xfce", width: int = 1280, height: int = 800,
                  gpu: str = "auto", app_build: Path | None = None, image: str | None = None):
         from mcpworld import images
 
         self.client = images.docker_client()
         self.id = f"env-{uuid.uuid4().hex[:10]}"
-        self.image = image or images.app_tag(desktop, app_id)
+        self.image = image or images.app_tag(desktop, app.id)
+        # the repository folders the app declares, each mounted read-only at the same place under SRC
+        self.shared = {Path(d).resolve(): f"{SRC}/{_mount_name(Path(d))}" for d in app.shared_dirs}
         self.desktop, self.width, self.height, self.gpu = desktop, width, height, gpu
         self.app_build = Path(app_build).resolve() if app_build else None
         sweep_stale(self.client)
@@ -190,9 +208,13 @@ class DockerEnvironment(X11Desktop, Environment):
     def python(self) -> str:
         return PYTHON
 
-    @property
-    def src_root(self) -> str:
-        return SRC
+    def repo_path(self, host_path: Path) -> str:
+        source = Path(host_path).resolve()
+        for host, inside in self.shared.items():
+            if source == host or host in source.parents:
+                return f"{inside}/{source.relative_to(host)}".rstrip("/").removesuffix("/.")
+        raise EnvironmentSetupError(f"{source} is not in a folder the app's container mounts "
+                                    f"({', '.join(map(str, self.shared))})")
 
     @property
     def view_url(self) -> str | None:
@@ -218,8 +240,7 @@ class DockerEnvironment(X11Desktop, Environment):
 
         gpu = gpu_options(self.gpu, nvidia_runtime=self._nvidia_runtime())
         mounts = [docker.types.Mount(HOME, str(self._host_home), type="bind"),
-                  docker.types.Mount(f"{SRC}/hooks", str(paths.HOOKS_DIR), type="bind", read_only=True),
-                  docker.types.Mount(f"{SRC}/snapshots", str(paths.SNAPSHOTS_DIR), type="bind", read_only=True)]
+                  *(docker.types.Mount(inside, str(host), type="bind", read_only=True) for host, inside in self.shared.items())]
         if self.app_build:
             mounts.append(docker.types.Mount(APP_BUILD, str(self.app_build), type="bind", read_only=True))
         if self.desktop == "xfce":
@@ -296,23 +317,13 @@ class DockerEnvironment(X11Desktop, Environment):
 
     # -- files (as the agent user, inside the container) --------------------------------
     async def restore(self, source: Path, target: str) -> None:
-        inside = self._mounted(source)
+        inside = self.repo_path(source)
         src = f"{inside}/" if source.is_dir() else inside
         # one exec, not two: each costs about 70 ms
         code, _, err = await self._run(["sh", "-c", 'mkdir -p -- "$(dirname -- "$2")" && '
                                         'exec rsync -a --delete --no-owner --no-group -- "$1" "$2"', "sh", src, target])
         if code != 0:
             raise EnvironmentSetupError(f"rsync {source} -> {target} in the container failed: {err.decode().strip()}")
-
-    @staticmethod
-    def _mounted(source: Path) -> str:
-        source = source.resolve()
-        for host, inside in ((paths.SNAPSHOTS_DIR, f"{SRC}/snapshots"), (paths.HOOKS_DIR, f"{SRC}/hooks")):
-            try:
-                return f"{inside}/{source.relative_to(host.resolve())}".rstrip("/")
-            except ValueError:
-                continue
-        raise EnvironmentSetupError(f"{source} is not under snapshots/ or hooks/, the folders a container sees")
 
     async def read_text(self, path: str) -> str:
         code, out, err = await self._run(["cat", "--", path])

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psutil
 
+from mcpworld.envs import register_backend
 from mcpworld.envs.base import Environment
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
@@ -55,7 +56,12 @@ def _require(binary: str) -> str:
     return path
 
 
+@register_backend("local")
 class LocalEnvironment(X11Desktop, Environment):
+    @classmethod
+    def for_app(cls, app, options) -> LocalEnvironment:
+        return cls(options.width, options.height)
+
     def __init__(self, width: int = 1280, height: int = 800, window_manager: bool = True):
         self.id = f"env-{uuid.uuid4().hex[:10]}"
         self.width, self.height = width, height

@@ -7,19 +7,20 @@ is an experimental condition, then overall.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from gateway.modes import MODES, Kind
 from mcpworld import metrics
 from mcpworld.report.prices import Price, load_prices, price_for
 from mcpworld.results import TrialResult
+from mcpworld.rundir import RunDir
 
 REPORT_VERSION = 2
 DIFFICULTIES = ("Easy", "Medium", "Hard")
-KINDS = ("gui", "mcp", "bash", "edit")
+KINDS = tuple(str(k) for k in (Kind.GUI, Kind.MCP, Kind.BASH, Kind.EDIT))
 
 
 class Group(BaseModel):
@@ -223,13 +224,12 @@ def cost(rs: list[TrialResult], prices: dict[str, Price]) -> Cost:
 
 
 def trial_row(r: TrialResult, run_dir: str) -> TrialRow:
-    from mcpworld.runner import result_dirname
 
     return TrialRow(task=r.task, app=r.app, mode=r.mode, no_bash=r.no_bash, trial=r.trial, difficulty=r.difficulty,
                     human_steps=r.human_steps, success=r.success, kscr=r.kscr, kscr_progress=kscr_progress(r),
                     steps=r.steps, tool_calls=r.tool_calls, failure=r.failure, failure_detail=r.failure_detail,
                     wall_s=r.timings.total_s, input_tokens=r.usage.input_tokens, output_tokens=r.usage.output_tokens,
-                    dir=str(Path(run_dir) / "trials" / result_dirname(r.app, r.task, r.mode, r.trial)))
+                    dir=str(RunDir(Path(run_dir)).trial_of(r).path))
 
 
 def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: int | None = None,
@@ -240,7 +240,7 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
     declared: dict[str, dict] = {}
     for m in metas:
         declared.update(m.get("declared") or {})
-    modes = sorted({r.mode for r in rs}, key=lambda m: ("gui", "mcp", "hybrid").index(m) if m in ("gui", "mcp", "hybrid") else 9)
+    modes = sorted({r.mode for r in rs}, key=lambda m: MODES.index(m) if m in MODES else len(MODES))
     modes = modes or sorted({m for meta in metas for m in meta.get("modes", [])})
     per_mode = by(rs, lambda r: r.mode)
     failures: dict[str, int] = {}
@@ -279,12 +279,11 @@ def _difficulty_order(d: str) -> int:
 
 def load_runs(run_dirs: list[Path]) -> tuple[list[tuple[str, TrialResult]], list[dict]]:
     """Every trial result of the runs (also of a run killed midway) and each run's run.json."""
-    from mcpworld.runner import load_results
-
     results, metas = [], []
     for d in run_dirs:
-        meta = json.loads((d / "run.json").read_text()) if (d / "run.json").exists() else {}
+        run = RunDir(Path(d))
+        meta = run.meta()
         meta["_dir"] = str(d)
         metas.append(meta)
-        results.extend((str(d), r) for r in load_results(d))
+        results.extend((str(d), r) for r in run.results())
     return results, metas

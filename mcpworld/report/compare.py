@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from mcpworld import metrics
+from gateway.modes import MODES
 from mcpworld.report.build import DIFFICULTIES
 from mcpworld.results import TrialResult
 
@@ -68,7 +69,7 @@ def compare(a: list[TrialResult], b: list[TrialResult], label_a: str, label_b: s
         cells.setdefault((ra.difficulty, mode_label(ra, rb)), []).append((ra, rb))
         cells.setdefault(("All", mode_label(ra, rb)), []).append((ra, rb))
     order = {d: i for i, d in enumerate((*DIFFICULTIES, "Unknown", "All"))}
-    mode_order = {m: i for i, m in enumerate(("gui", "mcp", "hybrid"))}
+    mode_order = {str(m): i for i, m in enumerate(MODES)}
     rows = []
     for (diff, mode), ps in sorted(cells.items(), key=lambda kv: (order.get(kv[0][0], 9), mode_order.get(kv[0][1], 9), kv[0][1])):
         both = sum(ra.success and rb.success for ra, rb in ps)

@@ -12,7 +12,8 @@ import io
 import json
 from pathlib import Path
 
-from mcpworld.report.build import Report
+from mcpworld.report.build import KINDS, Report
+from mcpworld.rundir import TrialDir
 
 FORMATS = {"pct": lambda v: f"{v:.1%}", "int": lambda v: str(int(v)), "f3": lambda v: f"{v:.3f}",
            "f1": lambda v: f"{v:.1f}", "f2": lambda v: f"{v:.2f}", "g": lambda v: f"{v:g}"}
@@ -147,18 +148,19 @@ def _timings(t: dict) -> str:
 
 
 def timeline(row, index: int) -> str:
-    d = Path(row.dir)
-    result = json.loads((d / "result.json").read_text()) if (d / "result.json").exists() else {}
+    trial = TrialDir(Path(row.dir))
+    d = trial.path
+    result = json.loads(trial.result.read_text()) if trial.result.exists() else {}
     verdict = result.get("verdict") or {}
     key_events = {(s.get("event_stream"), s.get("event_seq")): s["id"] for s in verdict.get("key_steps", []) if s.get("reached")}
     items = []
-    for c in _jsonl(d / "tool_calls.jsonl"):
+    for c in _jsonl(trial.tool_calls):
         args = json.dumps(c.get("args", {}), ensure_ascii=False)
         shot = _img(d / c["shot"], 240) if c.get("shot") else ""
         err = ' <span class="fail">error</span>' if c.get("is_error") else ""
         items.append((c["ts"], f'<div class="call"><b>#{c["n"]} {html.escape(c["tool"])}</b> <code>{html.escape(args[:300])}'
                       f'</code> <span class="note">{c.get("duration_s", 0):.2f}s</span>{err}{shot}</div>'))
-    for e in _jsonl(d / "events.jsonl"):
+    for e in _jsonl(trial.events):
         step = key_events.get((e.get("stream"), e.get("seq")))
         mark = f" → key step <b>{html.escape(step)}</b>" if step else ""
         payload = html.escape(json.dumps(e.get("payload", {}), ensure_ascii=False)[:200])
@@ -174,7 +176,7 @@ def timeline(row, index: int) -> str:
             f'<p>verdict: {html.escape(verdict.get("reason", ""))}<br>key steps: {html.escape(steps)}'
             f'{"<br>detail: " + html.escape(row.failure_detail) if row.failure_detail else ""}'
             f'<br><span class="note">{html.escape(_timings(result.get("timings") or {}))}</span></p>'
-            f'<div class="tl">{grid}</div><p>final screen:</p>{_img(d / "final.png")}</details>')
+            f'<div class="tl">{grid}</div><p>final screen:</p>{_img(trial.final_png)}</details>')
 
 
 def render(rep: Report) -> str:
@@ -216,12 +218,12 @@ def render(rep: Report) -> str:
     for m, c in rep.cost.items():
         p = f"cost.{m}"
         kinds = "".join(cell(f"{p}.tool_calls_by_kind.{k}", c.tool_calls_by_kind.get(k, 0), "int")
-                        if k in c.tool_calls_by_kind else "<td>0</td>" for k in ("gui", "mcp", "bash", "edit"))
+                        if k in c.tool_calls_by_kind else "<td>0</td>" for k in KINDS)
         rows.append(f"<tr><td>{m}</td>{cell(p + '.steps_mean', c.steps_mean, 'f1')}{cell(p + '.tool_calls', c.tool_calls, 'int')}"
                     f"{kinds}{cell(p + '.mcp_rate', c.mcp_rate, 'pct')}{cell(p + '.input_tokens', c.input_tokens, 'int')}"
                     f"{cell(p + '.output_tokens', c.output_tokens, 'int')}{cell(p + '.cache_read_tokens', c.cache_read_tokens, 'int')}"
                     f"{cell(p + '.wall_s_mean', c.wall_s_mean, 'f1')}{cell(p + '.dollars', c.dollars, 'f2')}</tr>")
-    parts.append("<h2>Cost</h2>" + _table(["mode", "steps/trial", "tool calls", "gui", "mcp", "bash", "edit", "MCP rate",
+    parts.append("<h2>Cost</h2>" + _table(["mode", "steps/trial", "tool calls", *KINDS, "MCP rate",
                                           "input tokens", "output tokens", "cache reads", "s/trial", "$"], rows))
     by_tool = rep.cost["all"].tool_calls_by_tool
     if by_tool:

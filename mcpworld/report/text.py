@@ -8,7 +8,7 @@ import io
 from rich.console import Console
 from rich.table import Table
 
-from mcpworld.report.build import Group, Report, TrialRow
+from mcpworld.report.build import KINDS, Group, Report, TrialRow
 
 
 def pct(x: float) -> str:
@@ -75,7 +75,7 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
         t.add_column(col, justify="left" if col == "mode" else "right")
     for m, c in rep.cost.items():
         t.add_row(m, f"{c.steps_mean:.1f}", str(c.tool_calls), "/".join(str(c.tool_calls_by_kind.get(k, 0)) for k in
-                  ("gui", "mcp", "bash", "edit")), pct(c.mcp_rate), f"{c.input_tokens}/{c.output_tokens}",
+                  KINDS), pct(c.mcp_rate), f"{c.input_tokens}/{c.output_tokens}",
                   f"{c.cache_write_tokens}/{c.cache_read_tokens}", f"{c.wall_s_mean:.1f}",
                   "-" if c.dollars is None else f"{c.dollars:.2f}")
     console.print(t)

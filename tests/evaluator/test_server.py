@@ -10,7 +10,7 @@ from websockets.asyncio.client import connect
 from evaluator import events as ev
 from evaluator.log import EventLog
 from evaluator.server import Evaluator
-from hooks.probe_client import ProbeClient, read_config
+from probe_runtime.client import ProbeClient, read_config
 
 
 async def wait_for(cond, timeout=5.0):

@@ -118,7 +118,7 @@ async def test_trace_decodes_libobs_arguments(tmp_path):
 
     async def trace(ctx, trial):
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "hooks.trace", "--pid", str(trial.app_proc.pid),
+            sys.executable, "-m", "probe_runtime.trace", "--pid", str(trial.app_proc.pid),
             "--pattern", "obs_scene_create,obs_source_set_name", "--module", "libobs*",
             "--signatures", str(paths.HOOKS_DIR / "obs" / "signatures.json"),
             stdout=asyncio.subprocess.PIPE, cwd=str(paths.ROOT))

@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from hooks.trace import Tracer, format_call
+from probe_runtime.trace import Tracer, format_call
 
 TARGET = ("import os, time\n"
           "for _ in range(600):\n"

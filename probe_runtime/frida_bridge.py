@@ -4,7 +4,7 @@ milestone events (source "frida") over the same websocket protocol as the Python
 Run next to the app (inside its container for the docker backend: attaching from the host into a
 container process fails):
 
-    python -m hooks.frida_bridge --pid PID --script hooks/obs/scenes.js   (hooks/frida/prelude.js goes first)
+    python -m probe_runtime.frida_bridge --pid PID --script hooks/obs/scenes.js   (probe_runtime/frida/prelude.js goes first)
     [--attach-on-stdin: start now, attach when a line arrives on stdin]
 
 The run config (evaluator URL, secret) comes from the file in $MCPWORLD_PROBE_CONFIG, deleted once
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import frida
 
-from hooks.probe_client import ProbeClient, read_config
+from probe_runtime.client import ProbeClient, read_config
 
 PRELUDE = Path(__file__).with_name("frida") / "prelude.js"
 

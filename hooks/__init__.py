@@ -1,1 +1,0 @@
-"""Hooks and probes that run inside apps, and the client library they share."""

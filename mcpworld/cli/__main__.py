@@ -1,0 +1,3 @@
+from mcpworld.cli import app
+
+app()

@@ -1,0 +1,53 @@
+"""A live progress bar for many trials: done of total, passed and failed so far, elapsed and left, what
+runs now; one line per finished trial above it. Fits an 80-column terminal."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+
+
+class TrialProgress:
+    def __init__(self, total: int, console: Console):
+        self.total, self.console = total, console
+        self.passed = self.failed = 0
+        self.running: list[str] = []
+        self._progress = Progress(
+            TextColumn("[green]{task.fields[passed]} pass[/green] [red]{task.fields[failed]} fail[/red]"),
+            BarColumn(bar_width=20), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+            TextColumn("{task.description}", style="dim"), console=console, transient=False)
+        self._bar = None
+
+    def __enter__(self) -> TrialProgress:
+        self._progress.__enter__()
+        self._bar = self._progress.add_task("", total=self.total, passed=0, failed=0)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._progress.__exit__(*exc)
+
+    def print(self, text: str) -> None:
+        self._progress.console.print(text, highlight=False, soft_wrap=True)
+
+    def started(self, label: str) -> None:
+        self.running.append(label)
+        self._update()
+
+    def finished(self, result, label: str | None = None) -> None:
+        label = label or f"{result.task} {result.mode} #{result.trial}"
+        if label in self.running:
+            self.running.remove(label)
+        if result.success:
+            self.passed += 1
+            mark = "[green]pass[/green]"
+        else:
+            self.failed += 1
+            mark = f"[red]fail[/red] ({result.failure})"
+        self.print(f"{label}: {mark} kscr={result.kscr:.2f} {result.timings.total_s:.1f}s")
+        self._progress.advance(self._bar)
+        self._update()
+
+    def _update(self) -> None:
+        now = ", ".join(self.running[:2]) + (f" +{len(self.running) - 2}" if len(self.running) > 2 else "")
+        self._progress.update(self._bar, description=now, passed=self.passed, failed=self.failed)

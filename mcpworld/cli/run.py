@@ -1,0 +1,122 @@
+"""`mcpworld run`, `mcpworld gateway` and `mcpworld view`: running trials."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mcpworld import paths
+from mcpworld.cli.common import check_backend, check_modes, console, err, fail, load, select
+from mcpworld.errors import MCPWorldError
+
+
+def run(
+    mode: list[str] = typer.Option(["hybrid"], "--mode", "-m", help="gui, mcp or hybrid (repeatable)"),
+    app_id: list[str] = typer.Option([], "--app", help="run all tasks of an app (repeatable)"),
+    task: list[str] = typer.Option([], "--task", "-t", help="run one task, e.g. anki/161 (repeatable)"),
+    agent: str = typer.Option("oracle", help="oracle, null, claude or command"),
+    trials: int = typer.Option(1, min=1),
+    parallel: int = typer.Option(1, min=1, help="environments side by side (see `mcpworld bench parallel`)"),
+    out: Optional[Path] = typer.Option(None, help="run directory (default runs/<time>-<agent>)"),
+    no_bash: bool = typer.Option(False, "--no-bash", help="drop the bash and edit tools"),
+    tools: Optional[str] = typer.Option(None, help="comma-separated tool names to keep (after the mode filter)"),
+    timeout: Optional[float] = typer.Option(None, help="seconds per trial (default: the task's)"),
+    max_steps: Optional[int] = typer.Option(None, help="agent step cap (default: the task's)"),
+    model: Optional[str] = typer.Option(None, help="model for the claude agent"),
+    agent_command: Optional[str] = typer.Option(None, "--command", help="argv for the command agent; {prompt} is one slot"),
+    backend: str = typer.Option("local", help="local (Xvfb on this machine) or docker (one container per trial)"),
+    desktop: str = typer.Option("xfce", help="docker: the desktop image, xfce or kde"),
+    gpu: str = typer.Option("auto", help="docker: auto (what the host has), none (software GL) or nvidia"),
+    app_build: Optional[Path] = typer.Option(None, help="docker: a host folder with the app's own build (bin/, lib/), "
+                                                        "mounted read-only and put first on PATH"),
+):
+    """Run tasks with an agent and print SR and KSCR per task and overall."""
+    from mcpworld.cli.progress import TrialProgress
+    from mcpworld.report.text import print_report
+    from mcpworld.runner import declared, plan, run_all
+    from mcpworld.trial import TrialOptions
+
+    check_modes(mode)
+    check_backend(backend)
+    _, tasks = load()
+    chosen = select(tasks, task, app_id)
+    if app_build is not None and not app_build.is_dir():
+        fail(f"--app-build {app_build}: no such folder")
+    opts = TrialOptions(no_bash=no_bash, tools=frozenset(t.strip() for t in tools.split(",")) if tools else None,
+                        timeout=timeout, max_steps=max_steps, backend=backend, desktop=desktop, gpu=gpu,
+                        app_build=app_build)
+    agent_options = {}
+    if agent == "claude" and model:
+        agent_options["model"] = model
+    if agent == "command":
+        if not agent_command:
+            fail("--agent command needs --command 'ARGV with {prompt}'")
+        agent_options["command"] = agent_command
+    out = out or paths.new_run_dir(agent)
+    total = len(plan(declared(chosen, backend)[0], mode, trials))
+    if total == 0:
+        fail("nothing to run: no selected task declares the chosen mode(s)")
+    with TrialProgress(total, err) as progress:
+        opts.on_view = lambda url: progress.print(f"live view: {url}")
+        try:
+            summary = asyncio.run(run_all(chosen, mode, agent, out, trials, opts, agent_options,
+                                          on_trial=lambda result, done, n: progress.finished(result),
+                                          on_start=progress.started, parallel=parallel))
+        except MCPWorldError as e:
+            fail(str(e), 1)
+    print_report(summary, console)
+    console.print(f"results: {out}  (mcpworld report {out} --html report.html)")
+
+
+def view(run_dir: Path, open_browser: bool = typer.Option(False, "--open", help="open it in a web browser")):
+    """The live view (noVNC) of the trial a docker run is on now."""
+    from mcpworld.rundir import RunDir
+
+    info_file = RunDir(run_dir).view
+    if not info_file.exists():
+        fail(f"{run_dir} has no live view (only --backend docker runs have one)")
+    info = json.loads(info_file.read_text())
+    from mcpworld import images
+    from mcpworld.envs.docker import LABEL_ENV
+
+    running = images.docker_client().containers.list(filters={"label": f"{LABEL_ENV}={info['env']}"})
+    if not running:
+        err.print(f"the trial {info['trial']} has ended; its desktop is gone (last view: {info['url']})")
+        raise typer.Exit(1)
+    console.print(f"{info['trial']}: {info['url']}", highlight=False)
+    if open_browser:
+        import webbrowser
+        webbrowser.open(info["url"])
+
+
+def gateway(
+    task: str = typer.Option(..., "--task", "-t"),
+    mode: str = typer.Option("hybrid", "--mode", "-m"),
+    transport: str = typer.Option("stdio", help="stdio or http"),
+    port: int = typer.Option(0, help="HTTP port (default: a free one)"),
+    no_bash: bool = typer.Option(False, "--no-bash"),
+    out: Optional[Path] = typer.Option(None, help="trial directory for events, calls and the verdict"),
+    backend: str = typer.Option("local", help="local or docker"),
+):
+    """Bring up the task's environment and serve its tool list as an MCP server; evaluate when the client leaves."""
+    from mcpworld.serve import serve_task
+
+    check_modes([mode])
+    check_backend(backend)
+    _, tasks = load()
+    rt = select(tasks, [task], [])[0]
+    if transport not in ("stdio", "http"):
+        fail("--transport must be stdio or http")
+    out = out or paths.new_run_dir("gateway")
+    result = asyncio.run(serve_task(rt, mode, no_bash, transport, port, out, err, backend))
+    err.print(f"verdict: {'pass' if result.success else 'fail'} kscr={result.kscr:.2f} ({out})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(run)
+    app.command()(view)
+    app.command()(gateway)

@@ -1,0 +1,173 @@
+"""`mcpworld tasks ...`: list, validate, show, verify (prove and record), costs, record-windows."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from mcpworld import paths
+from mcpworld.cli.common import check_backend, console, err, fail, load, select
+
+app = typer.Typer(no_args_is_help=True, help="List, validate, show and verify tasks.")
+
+
+@app.command("list")
+def tasks_list(app_id: Optional[str] = typer.Option(None, "--app")):
+    """One line per task."""
+    _, tasks = load()
+    table = Table(box=None, pad_edge=False)
+    for col, kw in (("task", {"no_wrap": True}), ("tpl", {"justify": "right"}), ("diff.", {}),
+                    ("steps", {"justify": "right"}), ("keys", {"justify": "right"}), ("modes", {}),
+                    ("instruction", {"overflow": "ellipsis", "no_wrap": True, "ratio": 1})):
+        table.add_column(col, **kw)
+    for key, rt in tasks.items():
+        if app_id and rt.app.id != app_id:
+            continue
+        t = rt.task
+        table.add_row(key, str(t.template), t.difficulty[0], str(t.human_step_count), str(len(t.key_steps)),
+                      ",".join(t.modes), rt.instruction)
+    console.print(table)
+
+
+@app.command("validate")
+def tasks_validate(tasks_dir: Optional[Path] = typer.Option(None, "--tasks-dir")):
+    """Check every app and task; errors name the file, the field and the problem."""
+    apps, tasks = load(tasks_dir)
+    console.print(f"ok: {len(apps)} app(s), {len(tasks)} task(s)")
+
+
+@app.command("show")
+def tasks_show(task_id: str):
+    """The resolved task: instruction, key steps, success, oracles."""
+    _, tasks = load()
+    if task_id not in tasks:
+        fail(f"unknown task '{task_id}'")
+    rt = tasks[task_id]
+    console.print(f"[b]{task_id}[/b] (template {rt.task.template}, {rt.task.difficulty}, "
+                  f"{rt.task.human_step_count} human steps)\n{rt.instruction}\n")
+    console.print_json(json.dumps(rt.raw))
+
+
+@app.command("verify")
+def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an app's tasks (repeatable)"),
+                 task: list[str] = typer.Option([], "--task", "-t", help="verify one task (repeatable)"),
+                 parallel: int = typer.Option(1, min=1, help="trials side by side"),
+                 backend: str = typer.Option("local", help="local: every declared mode; docker: one API mode, "
+                                                           "added to the local record"),
+                 only_stale: bool = typer.Option(False, "--stale", help="only tasks without a passing record "
+                                                                        "for their current content"),
+                 check: bool = typer.Option(False, "--check", help="run nothing: list the tasks whose current "
+                                                                   "content lacks a passing record; exit 1 if any")):
+    """Prove tasks: every declared mode's oracle passes and the null agent fails, recorded with the task's
+    content hash in tasks/<app>/verified.json."""
+    from mcpworld.install import app_version
+    from mcpworld.verify import load_records, stale
+
+    check_backend(backend)
+    _, tasks = load()
+    chosen = [rt for rt in select(tasks, task, app_id) if rt.task.status == "ready"]
+    versions = {rt.app.id: app_version(rt.app) for rt in chosen}
+    records = {a: load_records(a) for a in versions}
+    why = {rt.key: stale(rt, records[rt.app.id], versions[rt.app.id]) for rt in chosen}
+    if check:
+        bad = {k: w for k, w in why.items() if w}
+        for k, w in bad.items():
+            console.print(f"{k}: {w}", highlight=False)
+        console.print(f"{len(chosen) - len(bad)} of {len(chosen)} ready task(s) proven at their current content")
+        raise typer.Exit(1 if bad else 0)
+    if only_stale:
+        chosen = [rt for rt in chosen if why[rt.key]]
+    if not chosen:
+        console.print("nothing to verify")
+        return
+    failed = asyncio.run(_verify(chosen, versions, parallel, backend))
+    raise typer.Exit(1 if failed else 0)
+
+
+async def _verify(chosen: list, versions: dict, parallel: int, backend: str) -> int:
+    from mcpworld.cli.progress import TrialProgress
+    from mcpworld.verify import jobs_for, load_records, record_of, run_job, save_record
+
+    out = paths.new_run_dir(f"verify-{backend}")
+    jobs = {rt.key: jobs_for(rt, backend) for rt in chosen}
+    gate = asyncio.Semaphore(parallel)
+    failed = 0
+    with TrialProgress(sum(map(len, jobs.values())), err) as progress:
+        async def one(job):
+            async with gate:
+                label = f"{job[0].key} {job[1]} {job[2]}"
+                progress.started(label)
+                result, retried = await run_job(job, out, backend)
+                expected = result.success if job[2] == "oracle" else not result.success
+                progress.finished(result.model_copy(update={"success": expected}), label + (" (retried)" if retried else ""))
+                return job, result, retried
+
+        async def task_proof(rt):
+            nonlocal failed
+            outcomes = await asyncio.gather(*(one(j) for j in jobs[rt.key]))
+            previous = load_records(rt.app.id).tasks.get(rt.key)
+            record = record_of(rt, outcomes, versions[rt.app.id], backend, previous)
+            ok = record.proven([str(m) for m in rt.task.modes]) and all(
+                p.passed == k.startswith("oracle") for k, p in record.docker.items())
+            failed += not ok
+            save_record(rt.app.id, rt.key, record)
+
+        await asyncio.gather(*(task_proof(rt) for rt in chosen))
+    console.print(f"{len(chosen) - failed} of {len(chosen)} task(s) proven; trials in {out}")
+    return failed
+
+
+@app.command("costs")
+def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI's re-proof time to this many tasks")):
+    """The recorded per-trial costs (median seconds per phase) and what CI's re-proof takes at more tasks."""
+    from mcpworld.verify import ci_plan, costs
+
+    _, tasks = load()
+    table = Table("trials", "n", "total", "open", "reset", "ready", "gateway", "agent", "query", "down")
+    rows = costs(tasks)
+    for name, c in rows.items():
+        table.add_row(name, str(c["trials"]), *(f"{c.get(k, 0):.1f}" for k in ("total", "open", "reset", "ready",
+                                                                              "gateway", "agent", "query", "teardown")))
+    console.print(table)
+    plan = ci_plan(tasks)
+    per = {name: c["total"] for name, c in rows.items()}
+    now_s = sum(per.get("null" if agent == "null" else f"oracle {mode}", 0.0) for _, mode, agent in plan)
+    ready = sum(rt.task.status == "ready" for rt in tasks.values())
+    console.print(f"CI re-proves {len(plan)} trials for {ready} ready tasks: about {now_s / 60:.0f} min of trials")
+    for n in count:
+        console.print(f"at {n} tasks (same mix): about {now_s / max(1, ready) * n / 60:.0f} min", highlight=False)
+
+
+@app.command("record-windows")
+def tasks_record_windows(task_ids: list[str] = typer.Argument(..., help="a task id, e.g. <app>/<id>"),
+                         write: bool = typer.Option(False, "--write", help="store them in the task files")):
+    """Run GUI oracles once and note which window has the focus after each step.
+
+    With --write, each step's `window` is set, and the oracle will wait for that window from then on."""
+    from mcpworld.oracle_windows import record, write as write_windows
+
+    _, tasks = load()
+    out = paths.new_run_dir("record-windows")
+    failed = 0
+    for rt in select(tasks, task_ids, []):
+        if not rt.task.oracle.gui:
+            err.print(f"[yellow]skip[/yellow] {rt.key}: no GUI oracle")
+            continue
+        try:
+            patterns = asyncio.run(record(rt, out / rt.key.replace('/', '-')))
+        except RuntimeError as e:
+            err.print(f"[red]error[/red] {e}")
+            failed += 1
+            continue
+        for i, (step, pattern) in enumerate(zip(rt.task.oracle.gui, patterns)):
+            console.print(f"{rt.key} [{i}] {step.args.get('action')} {step.args.get('text') or step.args.get('coordinate') or ''}"
+                          f" -> {pattern}", highlight=False)
+        if write:
+            console.print(f"wrote {write_windows(rt, patterns)}")
+    if failed:
+        raise typer.Exit(1)

@@ -1,0 +1,96 @@
+"""The app's side of a trial: its files restored, its process launched, its readiness awaited, and the
+tool providers (built-in tools and the app's MCP servers) that the gateway serves. Nothing here knows
+which app it runs: everything comes from the app's config and the run's values."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from evaluator.server import Evaluator
+from gateway.base import ToolProvider
+from gateway.mcp_provider import McpServerProvider
+from gateway.tools.bash import BashTool
+from gateway.tools.computer import ComputerTool
+from gateway.tools.edit import EditTool
+from mcpworld import paths
+from mcpworld.config.app import AppConfig
+from mcpworld.config.task import Task
+from mcpworld.envs.base import Environment
+from mcpworld.errors import EnvironmentSetupError
+from mcpworld.sources import EventSource
+from mcpworld.values import RunValues
+
+async def restore(app: AppConfig, task: Task, env: Environment, values: RunValues) -> None:
+    """The task's snapshots, then the app's empty folders and rendered files (its per-run config)."""
+    for cd in task.context_data:
+        await env.restore(paths.SNAPSHOTS_DIR / cd.from_, values.expand(cd.to))
+    for d in app.dirs:
+        await env.make_dir(values.expand(d))
+    for rf in app.rendered_files:
+        await env.write_text(values.expand(rf.path), values.expand(rf.text))
+
+async def launch(app: AppConfig, env: Environment, values: RunValues, extra_env: dict[str, str]):
+    """Start the app with its launch command; the process."""
+    argv = [values.expand(a) for a in app.launch.command]
+    launch_env = {k: values.expand(v) for k, v in app.launch.env.items()}
+    return await env.spawn(argv, env={**launch_env, **extra_env}, log_name="app")
+
+class Readiness:
+    """Waits until the app can take input: its window mapped, its port open, each event source ready (in
+    order), its UI-ready event recorded, then its window focused and the screen still. Notes when each
+    held, in seconds after launch (`phases`)."""
+
+    def __init__(self, app: AppConfig, env: Environment, values: RunValues, evaluator: Evaluator,
+                 sources: list[EventSource]):
+        self.app, self.env, self.values, self.evaluator, self.sources = app, env, values, evaluator, sources
+        self.phases: dict[str, float] = {}
+        self._t0 = time.perf_counter()
+
+    def _held(self, name: str) -> None:
+        self.phases[name] = round(time.perf_counter() - self._t0, 4)
+
+    async def wait(self, app_proc) -> None:
+        """Ready, or EnvironmentSetupError: the app exited, or the app's timeout passed."""
+        self._t0 = time.perf_counter()
+        ready = asyncio.ensure_future(self._conditions())
+        died = asyncio.ensure_future(app_proc.wait())
+        timeout = self.app.ready.timeout
+        done, _ = await asyncio.wait({ready, died}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        for f in (ready, died):
+            if f not in done:
+                f.cancel()
+        if ready in done:
+            return ready.result()
+        if died in done:
+            raise EnvironmentSetupError(f"{self.app.name} exited with code {app_proc.returncode} before it was ready")
+        held = ", ".join(self.phases) or "nothing"
+        raise EnvironmentSetupError(f"{self.app.name} was not ready within {timeout:.0f}s (held: {held})")
+
+    async def _conditions(self) -> None:
+        ready = self.app.ready
+        await self.env.wait_window(ready.window_name, ready.timeout)
+        self._held("window")
+        if ready.port:
+            await self.env.wait_port(self.values.port(ready.port), ready.timeout)
+            self._held("port")
+        for source in self.sources:
+            await source.ready()
+            self._held(source.key)
+        if ready.event:
+            await self.evaluator.wait_event(ready.event)
+            self._held("event")
+        await self.env.settle(ready.window_name, ready.settle, timeout=10.0)
+        self._held("settled")
+
+def tool_providers(app: AppConfig, env: Environment, values: RunValues) -> list[ToolProvider]:
+    """The computer, bash and edit tools, and one provider per MCP server of the app. The servers run on the
+    host (the host's Python, the app's ports at env.app_host), so their values are the host's view."""
+    providers: list[ToolProvider] = [ComputerTool(env.display), BashTool(env), EditTool(env)]
+    host = values.on_host(env.host_path)
+    base = {**env.host_env(), "PYTHONPATH": paths.python_path()}
+    for name, srv in app.mcp_servers.items():
+        cmd = [host.expand(a) for a in srv.command]
+        server_env = {**base, **{k: host.expand(v) for k, v in srv.env.items()}}
+        providers.append(McpServerProvider(name, cmd, server_env, cwd=str(paths.ROOT)))
+    return providers

@@ -1,0 +1,75 @@
+"""The final state query: after the agent, the app's `query(ctx) -> dict` reads its real state (through
+its API while it runs, from its files otherwise) and the result is recorded as one `query` event, which
+`success.state` is matched against. It runs on the host, whatever the backend."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from evaluator import events as ev
+from evaluator.events import Source
+from mcpworld.config.modules import load_function
+from mcpworld.errors import ConfigError
+from mcpworld.results import Failure
+from mcpworld.sources import register
+from mcpworld.sources.base import EventSource, SourceConfig, SourceError
+from mcpworld.values import RunValues
+
+
+class QueryConfig(SourceConfig):
+    module: str = Field(description="file in the app folder with a `query(ctx) -> dict` function")
+    event: str = "state"
+    timeout: float = 30.0
+
+
+@dataclass
+class QueryContext:
+    """What an app's state query gets: the run's values as the host sees them, and whether the app is up."""
+
+    values: RunValues
+    app_alive: bool
+    timeout: float
+
+
+@register
+class StateQuerySource(EventSource):
+    key = "state_query"
+    Config = QueryConfig
+    failure = Failure.PROBE_ERROR
+
+    @classmethod
+    def wanted(cls, config, task) -> bool:
+        return config is not None and task.state_query
+
+    @classmethod
+    def check_app(cls, config, app, file):
+        target = app.folder / config.module
+        return [] if target.is_file() else [ConfigError(file, "sources.state_query.module", f"no file {target}")]
+
+    @classmethod
+    def check_task(cls, config, app, task, file):
+        if task.success.state and not cls.wanted(config, task):
+            return [ConfigError(file, "success.state", f"needs a state query, but app '{app.id}' has none or the "
+                                "task disables it")]
+        return []
+
+    @classmethod
+    def events(cls, config, app, task):
+        return {config.event: Source.QUERY}
+
+    async def collect(self) -> None:
+        ctx, config = self.ctx, self.config
+        alive = ctx.app_alive()
+        try:
+            query = load_function(ctx.app.folder / config.module, "query", ctx.app.folder / "app.toml",
+                                  "sources.state_query.module")
+            qctx = QueryContext(ctx.values.on_host(ctx.env.host_path), alive, config.timeout)
+            payload = await asyncio.wait_for(asyncio.to_thread(query, qctx), config.timeout + 5)
+        except Exception as e:
+            detail = f"{type(e).__name__}: {e}"
+            ctx.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"source": self.key, "error": detail})
+            raise SourceError(f"state query failed: {detail}") from None
+        ctx.evaluator.record_internal(Source.QUERY, config.event, payload)

@@ -1,0 +1,252 @@
+"""Proofs of tasks: `mcpworld tasks verify` runs every declared mode's oracle (it must pass) and the null
+agent (it must fail) and records the result against a hash of the task's content, in
+tasks/<app>/verified.json (written by the tool, never by hand).
+
+The content hash covers what decides whether the proof still holds: the task's folder, the snapshots
+it restores, the app's folders (apps/, hooks/, mcp_servers/ of that app) and the installed app's
+version. It does not cover mcpworld's core or the probe runtime: those are re-proven on every CI run
+(see `ci_plan`), so a core change cannot hide behind an old record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from gateway.modes import Mode
+from mcpworld import paths
+from mcpworld.config.load import ResolvedTask
+from mcpworld.results import Failure, TrialResult
+
+RECORD_FILE = "verified.json"
+RECORD_VERSION = 1
+GUI_SAMPLE = 6           # GUI oracles CI re-proves besides the changed ones
+SAMPLE_SEED = "mcpworld-ci-1"
+
+
+class TrialProof(BaseModel):
+    passed: bool
+    kscr: float
+    failure: str | None = None
+    seconds: float                     # the whole trial
+    phases: dict[str, float] = {}      # open, reset, app ready, gateway, agent, query, teardown
+    retried: bool = False              # a GUI oracle's first attempt failed (lost input) and the second passed
+
+
+class TaskRecord(BaseModel):
+    hash: str
+    app_version: str | None
+    verified_at: str
+    oracle: dict[str, TrialProof] = Field(default_factory=dict)   # mode -> proof
+    null: TrialProof | None = None
+    null_mode: str | None = None
+    docker: dict[str, TrialProof] = Field(default_factory=dict)   # "oracle-<mode>", "null-<mode>" -> proof
+
+    def proven(self, modes: list[str]) -> bool:
+        """Every declared mode's oracle passed and the null agent failed (on its verdict, not a crash)."""
+        return (all(m in self.oracle and self.oracle[m].passed for m in modes) and self.null is not None
+                and not self.null.passed and self.null.failure == Failure.EVALUATED_FAILED)
+
+
+class AppRecords(BaseModel):
+    v: int = RECORD_VERSION
+    note: str = "written by `mcpworld tasks verify`; do not edit by hand"
+    tasks: dict[str, TaskRecord] = Field(default_factory=dict)
+
+
+# -- content hashes --------------------------------------------------------------------------
+def _hash_tree(h, root: Path, label: str) -> None:
+    if root.is_file():
+        h.update(f"{label}\0".encode())
+        h.update(root.read_bytes())
+        return
+    for f in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(f"{label}/{f.relative_to(root)}\0".encode())
+        h.update(f.read_bytes())
+
+
+def content_hash(rt: ResolvedTask, app_version: str | None) -> str:
+    """What the task's proof depends on: its folder, its snapshots, its app's folders, the app's version."""
+    h = hashlib.sha256()
+    _hash_tree(h, rt.folder, "task")
+    for cd in rt.task.context_data:
+        _hash_tree(h, paths.SNAPSHOTS_DIR / cd.from_, f"snapshot:{cd.from_}")
+    for folder in ("apps", "hooks", "mcp_servers"):
+        d = paths.ROOT / folder / rt.app.id
+        if d.exists():
+            _hash_tree(h, d, folder)
+    h.update(f"version\0{app_version}".encode())
+    return h.hexdigest()[:32]
+
+
+# -- records ----------------------------------------------------------------------------------
+def record_path(app_id: str) -> Path:
+    return paths.TASKS_DIR / app_id / RECORD_FILE
+
+
+def load_records(app_id: str) -> AppRecords:
+    p = record_path(app_id)
+    return AppRecords.model_validate_json(p.read_text()) if p.exists() else AppRecords()
+
+
+def save_record(app_id: str, key: str, record: TaskRecord | None) -> None:
+    """Store (or, with None, drop) one task's record; the file stays sorted so diffs stay small."""
+    records = load_records(app_id)
+    if record is None:
+        records.tasks.pop(key, None)
+    else:
+        records.tasks[key] = record
+    records.tasks = dict(sorted(records.tasks.items(), key=lambda kv: _task_order(kv[0])))
+    record_path(app_id).write_text(records.model_dump_json(indent=1, exclude_none=True) + "\n")
+
+
+def _task_order(key: str) -> tuple[int, str]:
+    tid = key.split("/", 1)[1]
+    return (int(tid), "") if tid.isdigit() else (1 << 30, tid)
+
+
+def proof(result: TrialResult, retried: bool = False) -> TrialProof:
+    t = result.timings
+    phases = {"open": t.open_s, "reset": t.reset_s, "ready": t.app_ready_s, "gateway": t.gateway_s,
+              "agent": t.agent_s, "query": t.query_s, "teardown": t.teardown_s}
+    return TrialProof(passed=result.success, kscr=result.kscr, failure=result.failure, seconds=round(t.total_s, 2),
+                      phases={k: round(v, 3) for k, v in phases.items()}, retried=retried)
+
+
+def stale(rt: ResolvedTask, records: AppRecords, app_version: str | None) -> str | None:
+    """Why the task's current content lacks a passing record, or None when it has one."""
+    rec = records.tasks.get(rt.key)
+    if rec is None:
+        return "never verified"
+    if rec.hash != content_hash(rt, app_version):
+        return "its content changed since it was verified"
+    if not rec.proven([str(m) for m in rt.task.modes]):
+        return "its last verification did not pass"
+    return None
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# -- what CI re-proves -------------------------------------------------------------------------
+def fastest_mode(rt: ResolvedTask, record: TaskRecord | None) -> str:
+    """The declared mode whose oracle the record shows as quickest (MCP, where it is declared, if unknown)."""
+    modes = [str(m) for m in rt.task.modes]
+    if record and all(m in record.oracle for m in modes):
+        return min(modes, key=lambda m: record.oracle[m].seconds)
+    return str(Mode.MCP) if Mode.MCP in rt.task.modes else modes[0]
+
+
+def changed_in_last_verification(app_ids: list[str]) -> set[str]:
+    """Tasks whose record the newest commit touching a record file changed (git; empty without history)."""
+    changed: set[str] = set()
+    for app_id in app_ids:
+        rel = str(record_path(app_id).relative_to(paths.ROOT))
+        try:
+            commit = subprocess.run(["git", "log", "-1", "--format=%H", "--", rel], cwd=paths.ROOT,
+                                    capture_output=True, text=True, timeout=30).stdout.strip()
+            if not commit:
+                continue
+            before = subprocess.run(["git", "show", f"{commit}^:{rel}"], cwd=paths.ROOT, capture_output=True,
+                                    text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        old = AppRecords.model_validate_json(before.stdout).tasks if before.returncode == 0 else {}
+        new = load_records(app_id).tasks
+        changed |= {k for k, rec in new.items() if k not in old or old[k].hash != rec.hash}
+    return changed
+
+
+def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tuple[str, str, str]]:
+    """(task, mode, agent) triples CI re-proves: every ready task's null agent and its fastest declared
+    oracle; every GUI oracle of a task re-verified in the newest record change; and a fixed-seed sample
+    of the remaining GUI oracles. Deterministic for a given set of records."""
+    ready = {k: rt for k, rt in tasks.items() if rt.task.status == "ready"}
+    records = {app: load_records(app) for app in {rt.app.id for rt in ready.values()}}
+    plan: list[tuple[str, str, str]] = []
+    for key, rt in ready.items():
+        record = records[rt.app.id].tasks.get(key)
+        null_mode = record.null_mode if record and record.null_mode else str(rt.task.modes[-1])
+        plan.append((key, null_mode, "null"))
+        plan.append((key, fastest_mode(rt, record), "oracle"))
+    chosen = {(k, m) for k, m, a in plan if a == "oracle"}
+    gui = [(k, str(Mode.GUI)) for k, rt in ready.items() if Mode.GUI in rt.task.modes and (k, Mode.GUI) not in chosen]
+    changed = changed_in_last_verification(sorted(records))
+    plan += [(k, m, "oracle") for k, m in gui if k in changed]
+    rest = sorted((p for p in gui if p[0] not in changed),
+                  key=lambda p: hashlib.sha256(f"{SAMPLE_SEED}:{p[0]}".encode()).hexdigest())
+    plan += [(k, m, "oracle") for k, m in rest[:sample]]
+    return plan
+
+
+def costs(tasks: dict[str, ResolvedTask]) -> dict[str, dict[str, float]]:
+    """Median seconds per phase of the recorded trials, per mode and for the null agent: the per-trial
+    cost table behind CI's time at more tasks."""
+    import statistics
+
+    rows: dict[str, list[TrialProof]] = {}
+    for app in {rt.app.id for rt in tasks.values()}:
+        for rec in load_records(app).tasks.values():
+            for mode, p in rec.oracle.items():
+                rows.setdefault(f"oracle {mode}", []).append(p)
+            if rec.null:
+                rows.setdefault("null", []).append(rec.null)
+    out = {}
+    for name, proofs in sorted(rows.items()):
+        phases = {ph: statistics.median(p.phases.get(ph, 0.0) for p in proofs) for ph in proofs[0].phases}
+        out[name] = {"trials": len(proofs), "total": statistics.median(p.seconds for p in proofs), **phases}
+    return out
+
+
+# -- running the proofs --------------------------------------------------------------------------
+Job = tuple[ResolvedTask, str, str]  # task, mode, agent
+
+
+def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:
+    """Locally every declared mode's oracle and the null agent (in the last declared mode); in containers
+    one API mode (MCP where declared), oracle and null."""
+    modes = [str(m) for m in rt.task.modes]
+    if backend != "local":
+        api = str(Mode.MCP) if Mode.MCP in modes else str(Mode.HYBRID) if Mode.HYBRID in modes else modes[0]
+        return [(rt, api, "oracle"), (rt, api, "null")]
+    return [*((rt, m, "oracle") for m in modes), (rt, modes[-1], "null")]
+
+
+async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, bool]:
+    """One proof trial; a GUI oracle that fails gets one more attempt (synthetic input into a real app on a
+    loaded machine is lost about once in a hundred trials), and the record says so."""
+    from mcpworld.agents import make_agent
+    from mcpworld.rundir import RunDir
+    from mcpworld.trial import Trial, TrialOptions
+
+    rt, mode, agent = job
+    run = RunDir(run_dir)
+    opts = TrialOptions(mode=mode, backend=backend)
+    folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent}", 0).path
+    result = await Trial(rt, make_agent(agent), opts, folder).run()
+    if agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui:
+        result = await Trial(rt, make_agent(agent), opts, folder.with_name(folder.name + "-retry")).run()
+        return result, True
+    return result, False
+
+
+def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult, bool]], app_version: str | None,
+              backend: str, previous: TaskRecord | None) -> TaskRecord:
+    if backend != "local":
+        if previous is None:
+            raise ValueError(f"{rt.key}: verify it on the local backend before in containers")
+        record = previous.model_copy(deep=True)
+        record.docker = {f"{agent}-{mode}": proof(r, retried) for (_, mode, agent), r, retried in outcomes}
+        return record
+    record = TaskRecord(hash=content_hash(rt, app_version), app_version=app_version, verified_at=now())
+    for (_, mode, agent), result, retried in outcomes:
+        if agent == "oracle":
+            record.oracle[mode] = proof(result, retried)
+        else:
+            record.null, record.null_mode = proof(result), mode
+    return record
