@@ -1,5 +1,6 @@
 """One app MCP server as a tool provider: connected over stdio once per trial, tool list cached,
-names namespaced `server__tool`, content items and isError passed through unchanged."""
+names namespaced `server__tool`; annotations, output schemas, content items, structured content and
+isError passed through unchanged."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from typing import Any
 from mcp import Client, MCPError, StdioServerParameters
 
 from gateway.base import ToolProvider, ToolResult, ToolSpec
-
-SEP = "__"
+from gateway.modes import SEP, Kind, mcp_tool_name
 
 
 class McpServerProvider(ToolProvider):
@@ -32,8 +32,10 @@ class McpServerProvider(ToolProvider):
             cursor = page.next_cursor
             if not cursor:
                 break
-        self._specs = [ToolSpec(name=f"{self.name}{SEP}{t.name}", description=t.description or "",
-                                input_schema=t.input_schema, kind="mcp") for t in tools]
+        self._specs = [ToolSpec(name=mcp_tool_name(self.name, t.name), description=t.description or "",
+                                input_schema=t.input_schema, kind=Kind.MCP, output_schema=t.output_schema,
+                                annotations=t.annotations.model_dump(by_alias=True, exclude_none=True)
+                                if t.annotations else {}) for t in tools]
 
     async def close(self) -> None:
         await self._stack.aclose()
@@ -49,4 +51,4 @@ class McpServerProvider(ToolProvider):
         except MCPError as e:
             return ToolResult.error(f"{self.name} MCP server error {e.code}: {e.message}")
         items = tuple(c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in r.content)
-        return ToolResult(items, is_error=bool(r.is_error))
+        return ToolResult(items, is_error=bool(r.is_error), structured=r.structured_content)

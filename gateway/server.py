@@ -16,7 +16,10 @@ from gateway.registry import ToolRegistry
 
 def build_server(registry: ToolRegistry, name: str = "mcpworld-gateway") -> Server:
     schemas: dict[str, dict[str, Any]] = {s.name: s.input_schema for s in registry.specs()}
-    tools = [types.Tool(name=s.name, description=s.description, input_schema=s.input_schema) for s in registry.specs()]
+    tools = [types.Tool(name=s.name, description=s.description, input_schema=s.input_schema,
+                        output_schema=s.output_schema,
+                        annotations=types.ToolAnnotations.model_validate(s.annotations) if s.annotations else None)
+             for s in registry.specs()]
 
     async def list_tools(ctx: ServerRequestContext, params) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -26,7 +29,7 @@ def build_server(registry: ToolRegistry, name: str = "mcpworld-gateway") -> Serv
         content = [types.TextContent(text=c["text"]) if c.get("type") == "text" else
                    types.ImageContent(data=c["data"], mime_type=c.get("mimeType", "image/png")) if c.get("type") == "image"
                    else types.TextContent(text=str(c)) for c in result.content]
-        return types.CallToolResult(content=content, is_error=result.is_error)
+        return types.CallToolResult(content=content, is_error=result.is_error, structured_content=result.structured)
 
     return Server(name, version="0.1", on_list_tools=list_tools, on_call_tool=call_tool,
                   get_tool_input_schema=schemas.get)

@@ -1,5 +1,7 @@
 """Anki MCP server. Every tool is a call to the bridge inside the running Anki (ANKI_BRIDGE_URL),
 so its actions are real Anki operations: visible in the GUI, undoable, and seen by the probe.
+The bridge client lives in the server's lifespan; each tool returns a structured result and carries
+annotations (read-only, destructive, idempotent); a bridge error is an `isError` result.
 
 Searches use Anki's own search syntax (e.g. `tag:quote`, `deck:Default`, `"front:*quick*"`).
 """
@@ -10,197 +12,218 @@ import json
 import os
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
-mcp = MCPServer("anki", instructions="Tools for the running Anki desktop app: decks, notes, note types, tags, "
-                                     "scheduling, search, find-and-replace, undo and preferences.")
-
-
-def _bridge(method: str, **params: Any) -> str:
-    url = os.environ.get("ANKI_BRIDGE_URL", "http://127.0.0.1:8765")
-    body = json.dumps({"method": method, "params": {k: v for k, v in params.items() if v is not None}}).encode()
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=40) as resp:
-            reply = json.loads(resp.read())
-    except (urllib.error.URLError, OSError) as e:
-        raise ToolError(f"Anki is not reachable ({e}); is it running?") from None
-    if "error" in reply:
-        raise ToolError(reply["error"])
-    return json.dumps(reply.get("result"), ensure_ascii=False)
+from mcp_servers.hints import ACT, ADD, READ, REMOVE, SET
 
 
-def tool(fn):
-    return mcp.tool(structured_output=False)(fn)
+class Bridge:
+    """The add-on's bridge inside the running Anki: one JSON request per call over HTTP."""
+
+    def __init__(self, url: str, timeout: float = 40.0):
+        self.url, self.timeout = url, timeout
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        body = json.dumps({"method": method, "params": {k: v for k, v in params.items() if v is not None}}).encode()
+        req = urllib.request.Request(self.url, data=body, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                reply = json.loads(resp.read())
+        except (urllib.error.URLError, OSError) as e:
+            raise ToolError(f"Anki is not reachable ({e}); is it running?") from None
+        if "error" in reply:
+            raise ToolError(reply["error"])
+        return reply.get("result")
 
 
-@tool
-def list_decks() -> str:
+@asynccontextmanager
+async def lifespan(server: MCPServer) -> AsyncIterator[Bridge]:
+    yield Bridge(os.environ.get("ANKI_BRIDGE_URL", "http://127.0.0.1:8765"))
+
+
+mcp = MCPServer("anki", lifespan=lifespan,
+                instructions="Tools for the running Anki desktop app: decks, notes, note types, tags, "
+                             "scheduling, search, find-and-replace, undo and preferences.")
+
+
+def tool(annotations: ToolAnnotations):
+    return mcp.tool(annotations=annotations, structured_output=True)
+
+
+def _bridge(ctx: Context, method: str, **params: Any) -> Any:
+    return ctx.request_context.lifespan_context.call(method, params)
+
+
+@tool(READ)
+def list_decks(ctx: Context) -> list[dict[str, Any]]:
     """List all decks with their ids and card counts."""
-    return _bridge("list_decks")
+    return _bridge(ctx, "list_decks")
 
 
-@tool
-def create_deck(name: str) -> str:
+@tool(ADD)
+def create_deck(ctx: Context, name: str) -> dict[str, Any]:
     """Create a deck. Use '::' for subdecks, e.g. 'Languages::French'."""
-    return _bridge("create_deck", name=name)
+    return _bridge(ctx, "create_deck", name=name)
 
 
-@tool
-def delete_deck(name: str) -> str:
+@tool(REMOVE)
+def delete_deck(ctx: Context, name: str) -> dict[str, Any]:
     """Delete a deck and the cards in it."""
-    return _bridge("delete_deck", name=name)
+    return _bridge(ctx, "delete_deck", name=name)
 
 
-@tool
-def rename_deck(name: str, new_name: str) -> str:
+@tool(SET)
+def rename_deck(ctx: Context, name: str, new_name: str) -> dict[str, Any]:
     """Rename a deck."""
-    return _bridge("rename_deck", name=name, new_name=new_name)
+    return _bridge(ctx, "rename_deck", name=name, new_name=new_name)
 
 
-@tool
-def add_note(fields: dict[str, str], note_type: str = "Basic", deck: str = "Default", tags: list[str] | None = None,
-             create_deck: bool = False) -> str:
+@tool(ADD)
+def add_note(ctx: Context, fields: dict[str, str], note_type: str = "Basic", deck: str = "Default", tags: list[str] | None = None,
+             create_deck: bool = False) -> dict[str, Any]:
     """Add a note. `fields` maps field names to HTML content, e.g. {"Front": "<b>Q</b>", "Back": "A"}.
     Note types include 'Basic' (Front/Back) and 'Cloze' (Text, with {{c1::...}} deletions)."""
-    return _bridge("add_note", fields=fields, note_type=note_type, deck=deck, tags=tags or [], create_deck=create_deck)
+    return _bridge(ctx, "add_note", fields=fields, note_type=note_type, deck=deck, tags=tags or [], create_deck=create_deck)
 
 
-@tool
-def update_note(note_id: int, fields: dict[str, str] | None = None, tags: list[str] | None = None) -> str:
+@tool(SET)
+def update_note(ctx: Context, note_id: int, fields: dict[str, str] | None = None, tags: list[str] | None = None) -> dict[str, Any]:
     """Change some fields and/or replace the tags of a note."""
-    return _bridge("update_note", note_id=note_id, fields=fields, tags=tags)
+    return _bridge(ctx, "update_note", note_id=note_id, fields=fields, tags=tags)
 
 
-@tool
-def delete_notes(query: str) -> str:
+@tool(REMOVE)
+def delete_notes(ctx: Context, query: str) -> dict[str, Any]:
     """Delete every note matching an Anki search (and its cards)."""
-    return _bridge("delete_notes", query=query)
+    return _bridge(ctx, "delete_notes", query=query)
 
 
-@tool
-def find_notes(query: str, limit: int = 100) -> str:
+@tool(READ)
+def find_notes(ctx: Context, query: str, limit: int = 100) -> list[dict[str, Any]]:
     """Find notes with an Anki search; returns ids, note type, fields, tags, deck and card ids."""
-    return _bridge("find_notes", query=query, limit=limit)
+    return _bridge(ctx, "find_notes", query=query, limit=limit)
 
 
-@tool
-def store_media_file(path: str) -> str:
+@tool(ADD)
+def store_media_file(ctx: Context, path: str) -> dict[str, Any]:
     """Copy an image or sound file (e.g. ~/Pictures/cat.png) into the collection's media folder; returns the
     stored file name, to use in a field as <img src="NAME">."""
-    return _bridge("store_media_file", path=path)
+    return _bridge(ctx, "store_media_file", path=path)
 
 
-@tool
-def move_cards(query: str, deck: str) -> str:
+@tool(SET)
+def move_cards(ctx: Context, query: str, deck: str) -> dict[str, Any]:
     """Move every card matching a search into a deck (created if missing)."""
-    return _bridge("move_cards", query=query, deck=deck)
+    return _bridge(ctx, "move_cards", query=query, deck=deck)
 
 
-@tool
-def add_tags(query: str, tags: list[str]) -> str:
+@tool(SET)
+def add_tags(ctx: Context, query: str, tags: list[str]) -> dict[str, Any]:
     """Add tags to every note matching a search."""
-    return _bridge("add_tags", query=query, tags=tags)
+    return _bridge(ctx, "add_tags", query=query, tags=tags)
 
 
-@tool
-def remove_tags(query: str, tags: list[str]) -> str:
+@tool(REMOVE)
+def remove_tags(ctx: Context, query: str, tags: list[str]) -> dict[str, Any]:
     """Remove tags from every note matching a search."""
-    return _bridge("remove_tags", query=query, tags=tags)
+    return _bridge(ctx, "remove_tags", query=query, tags=tags)
 
 
-@tool
-def clear_unused_tags() -> str:
+@tool(REMOVE)
+def clear_unused_tags(ctx: Context) -> dict[str, Any]:
     """Remove tags that no note uses from the tag list."""
-    return _bridge("clear_unused_tags")
+    return _bridge(ctx, "clear_unused_tags")
 
 
-@tool
-def suspend_cards(query: str) -> str:
+@tool(SET)
+def suspend_cards(ctx: Context, query: str) -> dict[str, Any]:
     """Suspend every card matching a search."""
-    return _bridge("suspend_cards", query=query)
+    return _bridge(ctx, "suspend_cards", query=query)
 
 
-@tool
-def unsuspend_cards(query: str) -> str:
+@tool(SET)
+def unsuspend_cards(ctx: Context, query: str) -> dict[str, Any]:
     """Unsuspend every card matching a search."""
-    return _bridge("unsuspend_cards", query=query)
+    return _bridge(ctx, "unsuspend_cards", query=query)
 
 
-@tool
-def set_flag(query: str, flag: int) -> str:
+@tool(SET)
+def set_flag(ctx: Context, query: str, flag: int) -> dict[str, Any]:
     """Flag every card matching a search: 0 none, 1 red, 2 orange, 3 green, 4 blue, 5 pink, 6 turquoise, 7 purple."""
-    return _bridge("set_flag", query=query, flag=flag)
+    return _bridge(ctx, "set_flag", query=query, flag=flag)
 
 
-@tool
-def set_due_date(query: str, days: str) -> str:
+@tool(SET)
+def set_due_date(ctx: Context, query: str, days: str) -> dict[str, Any]:
     """Set the due date of matching cards: '0' today, '5' in five days, '5-7' a range, '5!' also sets the interval."""
-    return _bridge("set_due_date", query=query, days=days)
+    return _bridge(ctx, "set_due_date", query=query, days=days)
 
 
-@tool
-def find_and_replace(search: str, replacement: str, query: str = "", field: str | None = None, regex: bool = False,
-                     match_case: bool = False) -> str:
+@tool(READ)
+def find_and_replace(ctx: Context, search: str, replacement: str, query: str = "", field: str | None = None, regex: bool = False,
+                     match_case: bool = False) -> dict[str, Any]:
     """Find and replace text in the notes matching `query` (all notes when empty), in one field or all fields."""
-    return _bridge("find_and_replace", search=search, replacement=replacement, query=query, field=field, regex=regex,
+    return _bridge(ctx, "find_and_replace", search=search, replacement=replacement, query=query, field=field, regex=regex,
                    match_case=match_case)
 
 
-@tool
-def undo() -> str:
+@tool(ACT)
+def undo(ctx: Context) -> dict[str, Any]:
     """Undo the last operation (as Edit > Undo)."""
-    return _bridge("undo")
+    return _bridge(ctx, "undo")
 
 
-@tool
-def list_note_types() -> str:
+@tool(READ)
+def list_note_types(ctx: Context) -> list[dict[str, Any]]:
     """List note types with their fields and card templates."""
-    return _bridge("list_note_types")
+    return _bridge(ctx, "list_note_types")
 
 
-@tool
-def get_note_type(name: str) -> str:
+@tool(READ)
+def get_note_type(ctx: Context, name: str) -> dict[str, Any]:
     """A note type's fields, CSS and card templates (front and back HTML)."""
-    return _bridge("get_note_type", name=name)
+    return _bridge(ctx, "get_note_type", name=name)
 
 
-@tool
-def create_note_type(name: str, copy_from: str | None = None, fields: list[str] | None = None,
-                     templates: list[dict[str, str]] | None = None, css: str | None = None) -> str:
+@tool(ADD)
+def create_note_type(ctx: Context, name: str, copy_from: str | None = None, fields: list[str] | None = None,
+                     templates: list[dict[str, str]] | None = None, css: str | None = None) -> dict[str, Any]:
     """Create a note type, either as a copy of an existing one (`copy_from`, e.g. 'Basic') or from `fields` and
     `templates` ([{"name": "Card 1", "front": "{{Question}}", "back": "{{FrontSide}}<hr id=answer>{{Answer}}"}])."""
-    return _bridge("create_note_type", name=name, copy_from=copy_from, fields=fields, templates=templates, css=css)
+    return _bridge(ctx, "create_note_type", name=name, copy_from=copy_from, fields=fields, templates=templates, css=css)
 
 
-@tool
-def add_field(note_type: str, field: str, position: int | None = None) -> str:
+@tool(ADD)
+def add_field(ctx: Context, note_type: str, field: str, position: int | None = None) -> dict[str, Any]:
     """Add a field to a note type; `position` is 1-based (default: last)."""
-    return _bridge("add_field", note_type=note_type, field=field, position=position)
+    return _bridge(ctx, "add_field", note_type=note_type, field=field, position=position)
 
 
-@tool
-def set_card_template(note_type: str, front: str | None = None, back: str | None = None, template: str | None = None,
-                      css: str | None = None) -> str:
+@tool(SET)
+def set_card_template(ctx: Context, note_type: str, front: str | None = None, back: str | None = None, template: str | None = None,
+                      css: str | None = None) -> dict[str, Any]:
     """Change a card template's front and/or back HTML (default: the first template), and optionally the CSS."""
-    return _bridge("set_card_template", note_type=note_type, template=template, front=front, back=back, css=css)
+    return _bridge(ctx, "set_card_template", note_type=note_type, template=template, front=front, back=back, css=css)
 
 
-@tool
-def get_preferences() -> str:
+@tool(READ)
+def get_preferences(ctx: Context) -> dict[str, Any]:
     """Current preferences: default_search_text, learn_ahead_mins, rollover (next day starts at, hour),
     backup_interval_mins."""
-    return _bridge("get_preferences")
+    return _bridge(ctx, "get_preferences")
 
 
-@tool
-def set_preferences(default_search_text: str | None = None, learn_ahead_mins: int | None = None,
-                    rollover: int | None = None, backup_interval_mins: int | None = None) -> str:
+@tool(SET)
+def set_preferences(ctx: Context, default_search_text: str | None = None, learn_ahead_mins: int | None = None,
+                    rollover: int | None = None, backup_interval_mins: int | None = None) -> dict[str, Any]:
     """Change preferences (only the ones given)."""
-    return _bridge("set_preferences", default_search_text=default_search_text, learn_ahead_mins=learn_ahead_mins,
+    return _bridge(ctx, "set_preferences", default_search_text=default_search_text, learn_ahead_mins=learn_ahead_mins,
                    rollover=rollover, backup_interval_mins=backup_interval_mins)
 
 

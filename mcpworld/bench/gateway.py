@@ -1,8 +1,8 @@
 """Gateway overhead: one MCP tool call through the gateway, in process, over streamable HTTP and over
 stdio, against the same call made straight to the app's MCP server; and tools/list with every tool.
 
-The call is anki__list_decks, which reads the collection through the app. The direct call and the
-in-process one are made inside one real Anki trial. HTTP and stdio are timed as an outside agent sees
+The call is the first benchmarked app's [bench] gateway_tool (a read-only tool that goes through the app).
+The direct call and the in-process one are made inside one real trial of the app's bench task. HTTP and stdio are timed as an outside agent sees
 them: `mcpworld gateway --transport http|stdio` in its own process (with its own trial of the same
 task and snapshot), the client in this one, just as the direct call's server runs in a process of its own.
 """
@@ -15,14 +15,13 @@ import sys
 import tempfile
 import time
 
+from gateway.modes import SEP, Mode
 from mcpworld import paths
 from mcpworld.bench.agents import ProbeAgent
 from mcpworld.bench.stats import Figure, stat
 from mcpworld.config.load import ResolvedTask
 from mcpworld.trial import Trial, TrialOptions
 from gateway.net import free_port, wait_listening
-
-TOOL = "list_decks"
 
 
 async def _timed(n: int, call) -> list[float]:
@@ -35,21 +34,22 @@ async def _timed(n: int, call) -> list[float]:
     return out
 
 
-async def _in_trial(ctx, n: int) -> dict[str, list[float]]:
+async def _in_trial(ctx, tool: str, n: int) -> dict[str, list[float]]:
     from mcp import Client
 
     from gateway.mcp_provider import McpServerProvider
 
-    provider = next(p for p in ctx.tools.started if isinstance(p, McpServerProvider) and p.name == "anki")
+    server, _, name = tool.partition(SEP)
+    provider = next(p for p in ctx.tools.started if isinstance(p, McpServerProvider) and p.name == server)
     results: dict[str, list[float]] = {}
     async with Client(provider._params) as direct:  # the app's own server, a second instance, no gateway
-        results["direct"] = await _timed(n, lambda: direct.call_tool(TOOL, {}))
-    results["in_process"] = await _timed(n, lambda: ctx.tools.call(f"anki__{TOOL}", {}))
+        results["direct"] = await _timed(n, lambda: direct.call_tool(name, {}))
+    results["in_process"] = await _timed(n, lambda: ctx.tools.call(tool, {}))
     return results
 
 
 def _gateway_argv(rt: ResolvedTask, transport: str, out: str) -> list[str]:
-    return ["-m", "mcpworld.cli", "gateway", "--task", rt.key, "--mode", "mcp", "--transport", transport, "--out", out]
+    return ["-m", "mcpworld.cli", "gateway", "--task", rt.key, "--mode", Mode.MCP, "--transport", transport, "--out", out]
 
 
 async def _timed_client(client, n: int, key: str, tool: str) -> dict[str, list[float]]:
@@ -58,13 +58,13 @@ async def _timed_client(client, n: int, key: str, tool: str) -> dict[str, list[f
                 f"{key}_list": await _timed(max(5, n // 5), lambda: c.list_tools())}
 
 
-async def _stdio(rt: ResolvedTask, n: int) -> dict[str, list[float]]:
+async def _stdio(rt: ResolvedTask, tool: str, n: int) -> dict[str, list[float]]:
     from mcp import Client, StdioServerParameters
 
     with tempfile.TemporaryDirectory(prefix="mcpworld-bench-gw-") as tmp:
         params = StdioServerParameters(command=sys.executable, cwd=str(paths.ROOT),
                                        args=_gateway_argv(rt, "stdio", f"{tmp}/trial"))
-        return await _timed_client(Client(params, read_timeout_seconds=120), n, "stdio", f"anki__{TOOL}")
+        return await _timed_client(Client(params, read_timeout_seconds=120), n, "stdio", tool)
 
 
 async def _over_http(argv: list[str], n: int, key: str, tool: str) -> dict[str, list[float]]:
@@ -89,9 +89,9 @@ async def _over_http(argv: list[str], n: int, key: str, tool: str) -> dict[str, 
                 proc.kill()
 
 
-async def _http(rt: ResolvedTask, n: int) -> dict[str, list[float]]:
+async def _http(rt: ResolvedTask, tool: str, n: int) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory(prefix="mcpworld-bench-gw-") as tmp:
-        return await _over_http(_gateway_argv(rt, "http", f"{tmp}/trial") + ["--port"], n, "http", f"anki__{TOOL}")
+        return await _over_http(_gateway_argv(rt, "http", f"{tmp}/trial") + ["--port"], n, "http", tool)
 
 
 async def _floor(n: int) -> dict[str, list[float]]:
@@ -104,12 +104,16 @@ async def _floor(n: int) -> dict[str, list[float]]:
             **await _over_http(noop, n, "floor_http", "noop")}
 
 
-async def measure(rt: ResolvedTask, n: int, out) -> list[Figure]:
-    agent = ProbeAgent(lambda ctx: _in_trial(ctx, n))
-    result = await Trial(rt, agent, TrialOptions(mode="mcp", timeout=600), out / "gateway").run()
+async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out) -> list[Figure]:
+    rt = next((rt for rt in bench_tasks.values() if rt.app.bench.gateway_tool), None)
+    if rt is None:
+        raise RuntimeError("no installed app names a [bench] gateway_tool")
+    tool = rt.app.bench.gateway_tool
+    agent = ProbeAgent(lambda ctx: _in_trial(ctx, tool, n))
+    result = await Trial(rt, agent, TrialOptions(mode=Mode.MCP, timeout=600), out / "gateway").run()
     if agent.result is None:
         raise RuntimeError(f"gateway bench trial: {result.failure}: {result.failure_detail}")
-    r = {**agent.result, **await _stdio(rt, n), **await _http(rt, n), **await _floor(n)}
+    r = {**agent.result, **await _stdio(rt, tool, n), **await _http(rt, tool, n), **await _floor(n)}
     direct = stat(r["direct"])
     floors = {"http": stat(r["floor_http"]), "stdio": stat(r["floor_stdio"])}
     figs = []

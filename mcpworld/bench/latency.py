@@ -1,6 +1,7 @@
 """Milestone latency: from the moment a hook or probe fires inside the app to the event being recorded
-by the evaluator (its `received` time), for the Python probe (Anki), the Frida bridge (OBS) and the
-inotify watcher. Baseline: a plain websocket round trip on loopback.
+by the evaluator (its `received` time), for each app whose [bench.latency] names an MCP call and the event
+it makes the app emit (an in-app probe, the Frida bridge), and for the inotify watcher. Baseline: a plain
+websocket round trip on loopback.
 
 Both clocks are the same host's wall clock (local backend), so received - ts is the latency.
 
@@ -16,9 +17,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from evaluator.events import Source
+from gateway.modes import Mode
 from mcpworld.bench.agents import CallLoopAgent
 from mcpworld.bench.stats import Figure, Stat, stat
 from mcpworld.config.load import ResolvedTask
+from mcpworld.config.templating import expand_tree
+from mcpworld.results import RAN
 from mcpworld.trial import Trial, TrialOptions
 
 TARGET = "p99 under 20 ms"
@@ -62,8 +67,8 @@ async def in_app(rt: ResolvedTask, tool: str, args, names: set[str], source: str
                  pause: float = SPACED) -> list[float]:
     """n tool calls through a real trial, each making the app fire one of `names`; their latencies."""
     agent = CallLoopAgent(tool, args, n, pause)
-    result = await Trial(rt, agent, TrialOptions(mode="mcp", timeout=max(300.0, n * 1.0)), out).run()
-    if result.failure not in (None, "evaluated_failed"):
+    result = await Trial(rt, agent, TrialOptions(mode=Mode.MCP, timeout=max(300.0, n * 1.0)), out).run()
+    if result.failure not in RAN:
         raise RuntimeError(f"{rt.key}: {result.failure}: {result.failure_detail}")
     return _latencies(out / "events.jsonl", source, names)
 
@@ -78,7 +83,7 @@ async def inotify(n: int, out: Path) -> list[float]:
     loop = asyncio.get_running_loop()
     with tempfile.TemporaryDirectory(prefix="mcpworld-bench-fs-") as tmp:
         watcher = FileWatcher([Watch("written", f"{tmp}/*.txt", ("close_write",))],
-                              lambda name, payload: loop.call_soon_threadsafe(evaluator.record_internal, "fs", name, payload))
+                              lambda name, payload: loop.call_soon_threadsafe(evaluator.record_internal, Source.FS, name, payload))
         watcher.start()
         closed: dict[str, float] = {}
 
@@ -103,7 +108,7 @@ async def inotify(n: int, out: Path) -> list[float]:
             if e.name == "written" and e.payload.get("path") in closed]
 
 
-async def measure(tasks: dict[str, ResolvedTask], n: int, out: Path, installed: set[str]) -> list[Figure]:
+async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out: Path) -> list[Figure]:
     base = await websocket_rtt(max(n, 200))
     figs = []
 
@@ -113,18 +118,15 @@ async def measure(tasks: dict[str, ResolvedTask], n: int, out: Path, installed: 
 
     figs.append(fig("inotify watcher", await inotify(n, out / "inotify"),
                     "file closed -> fs event recorded"))
-    sources = []
-    if "anki" in installed:
-        sources.append(("Python probe (Anki)", "anki/161", "anki__add_note",
-                        lambda i: {"fields": {"Front": f"bench {i}", "Back": "b"}, "deck": "Default"},
-                        {"note_added"}, "probe", "anki__add_note -> note_added, emitted in Anki -> recorded"))
-    if "obs" in installed:
-        sources.append(("Frida bridge (OBS)", "obs/78", "obs__set_input_settings",
-                        lambda i: {"name": "Title", "settings": {"text": f"bench {i}"}},
-                        {"source_settings_updated"}, "frida", "obs_source_update hook fired in OBS -> recorded"))
-    for label, key, tool, args, names, source, note in sources:
+    for app_id, rt in bench_tasks.items():
+        call = rt.app.bench.latency
+        if call is None:
+            continue
+        label = f"{'Frida bridge' if call.source == Source.FRIDA else 'in-app probe'} ({rt.app.name})"
+        note = f"{call.tool} -> {call.event}, emitted in the app -> recorded"
         for pause, suffix, how in ((SPACED, "", f"calls {SPACED * 1000:.0f} ms apart"),
                                    (0.0, ", calls back to back", "the next call starts as the last returns")):
-            samples = await in_app(tasks[key], tool, args, names, source, n, out / f"{source}-{pause:g}", pause)
+            samples = await in_app(rt, call.tool, lambda i, a=call.args: expand_tree(a, {"i": i}), {call.event},
+                                   call.source, n, out / f"{app_id}-{pause:g}", pause)
             figs.append(fig(label + suffix, samples, f"{note}; {how}"))
     return figs

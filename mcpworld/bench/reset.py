@@ -2,8 +2,8 @@
 connected, still screen), for each installed app, against the app's bare cold start: the same restored
 folder, the same launch command, no probe and no hooks, until it has drawn itself (the last screen
 change before a second of stillness). When its main window maps (and, for an app whose readiness
-includes a port of its own, such as OBS's websocket, that port listens) is reported too: a window can
-map well before it is drawn (Anki's deck list is a web view that paints about a second later).
+includes a port of its own, such as an API's websocket, that port listens) is reported too: a window can
+map well before it is drawn (a web view inside it may paint a second later).
 """
 
 from __future__ import annotations
@@ -15,13 +15,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from gateway.modes import Mode
+from gateway.net import free_port
 from mcpworld import paths
 from mcpworld.agents import make_agent
 from mcpworld.bench.stats import Figure, stat
 from mcpworld.config.load import ResolvedTask
-from mcpworld.config.templating import expand
 from mcpworld.envs.local import LocalEnvironment
+from mcpworld.launch import launch, restore
+from mcpworld.results import RAN
 from mcpworld.trial import Trial, TrialOptions
+from mcpworld.values import RunValues
 
 
 async def rsync_restore(source: Path) -> tuple[float, int]:
@@ -53,47 +57,38 @@ async def _last_change(screen, started: float, until_still: float, timeout: floa
 
 
 async def bare_start(rt: ResolvedTask) -> tuple[float, float]:
-    """The app's own cold start: restored folder, no probe files, no probe config, no Frida.
-    Two times from launch: its main window mapped (and its own port up, where readiness has one), and
-    its screen drawn (the last change before 1 s of stillness, once mapped)."""
-    from evaluator.server import Evaluator
+    """The app's own cold start: restored folder, no event sources (no probe files, no run config, no
+    Frida). Two times from launch: its main window mapped (and its own port up, where readiness has
+    one), and its screen drawn (the last change before 1 s of stillness, once mapped)."""
     from gateway.screen import Screen
 
+    app = rt.app
     env = LocalEnvironment()
     await env.open()
     screen = None
-    with tempfile.TemporaryDirectory(prefix="mcpworld-bench-bare-") as tmp:
-        evaluator = Evaluator("bench", rt.app.id, Path(tmp) / "events.jsonl")
-        await evaluator.start()
-        try:
-            trial = Trial(rt, make_agent("null"), TrialOptions(mode="mcp"), Path(tmp) / "t")
-            await trial._reset(env, evaluator)  # the same files, ports and rendered config as a trial
-            for pf in rt.app.probe_files:
-                shutil.rmtree(expand(pf.to, trial.values), ignore_errors=True)
-            argv = [expand(a, trial.values) for a in rt.app.launch.command]
-            launch_env = {k: expand(v, trial.values) for k, v in rt.app.launch.env.items()}
-            screen = Screen(env.display)
-            t = time.perf_counter()
-            await env.spawn(argv, env=launch_env, log_name="app")
-            await env.wait_window(rt.app.ready.window_name, rt.app.ready.timeout)
-            if rt.app.ready.port:  # the app's own readiness (OBS: obs-websocket up once plugins and scenes loaded)
-                await env.wait_port(int(trial.values[f"port_{rt.app.ready.port}"]), rt.app.ready.timeout)
-            mapped = time.perf_counter() - t
-            drawn = await _last_change(screen, t, until_still=1.0, timeout=30.0)
-            return mapped, max(mapped, drawn)
-        finally:
-            if screen:
-                screen.close()
-            await evaluator.stop()
-            await env.close()
+    try:
+        values = RunValues.draw(app, env, free_port)
+        await restore(app, rt.task, env, values)  # the same files, ports and rendered config as a trial
+        screen = Screen(env.display)
+        t = time.perf_counter()
+        await launch(app, env, values, {})
+        await env.wait_window(app.ready.window_name, app.ready.timeout)
+        if app.ready.port:  # the app's own readiness (its API up once it has loaded)
+            await env.wait_port(values.port(app.ready.port), app.ready.timeout)
+        mapped = time.perf_counter() - t
+        drawn = await _last_change(screen, t, until_still=1.0, timeout=30.0)
+        return mapped, max(mapped, drawn)
+    finally:
+        if screen:
+            screen.close()
+        await env.close()
 
 
-async def measure(tasks: dict[str, ResolvedTask], n: int, out: Path, installed: set[str]) -> list[Figure]:
+async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out: Path) -> list[Figure]:
+    """For each app's [bench] task."""
     figs = []
-    for app_id, key in (("anki", "anki/161"), ("obs", "obs/78")):
-        if app_id not in installed:
-            continue
-        rt = tasks[key]
+    for app_id, rt in bench_tasks.items():
+        key = rt.key
         restores = [await rsync_restore(paths.SNAPSHOTS_DIR / cd.from_) for cd in rt.task.context_data]
         rsync_s = [sum(s for s, _ in restores)]
         nbytes = sum(b for _, b in restores)
@@ -103,8 +98,9 @@ async def measure(tasks: dict[str, ResolvedTask], n: int, out: Path, installed: 
         mapped_s, drawn_s = stat([m for m, _ in bare]), stat([d for _, d in bare])
         reset, ready, both, trials = [], [], [], []
         for k in range(n):
-            r = await Trial(rt, make_agent("null"), TrialOptions(mode="mcp"), out / f"reset-{app_id}-{k}", k).run()
-            if r.failure not in (None, "evaluated_failed"):
+            mode = Mode.MCP if Mode.MCP in rt.task.modes else rt.task.modes[0]
+            r = await Trial(rt, make_agent("null"), TrialOptions(mode=mode), out / f"reset-{app_id}-{k}", k).run()
+            if r.failure not in RAN:
                 raise RuntimeError(f"{key}: {r.failure}: {r.failure_detail}")
             trials.append(r)
             reset.append(r.timings.reset_s)

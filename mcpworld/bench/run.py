@@ -57,14 +57,29 @@ def _cpu_model() -> str:
     return platform.processor()
 
 
+def bench_tasks(tasks: dict) -> dict:
+    """Each installed app's [bench] task: app id -> its resolved task (apps without a [bench] table are left out)."""
+    from mcpworld.errors import ConfigError
+    from mcpworld.install import is_installed
+
+    apps = {rt.app.id: rt.app for rt in tasks.values()}
+    out = {}
+    for app_id, app in apps.items():
+        if app.bench is None or not is_installed(app):
+            continue
+        key = f"{app_id}/{app.bench.task}"
+        if key not in tasks:
+            raise ConfigError(app.folder / "app.toml", "bench.task", f"no task {key}")
+        out[app_id] = tasks[key]
+    return out
+
+
 async def run(parts: list[str], sizes: Sizes, log=print) -> BenchResult:
     from mcpworld.bench import gateway, latency, parallel, reset, screen
     from mcpworld.config.load import load_tasks
-    from mcpworld.install import is_installed
 
     tasks = load_tasks()
-    installed = {rt.app.id for rt in tasks.values() if rt.app.id in ("anki", "obs")}
-    installed = {a for a in installed if is_installed(next(rt.app for rt in tasks.values() if rt.app.id == a))}
+    chosen = bench_tasks(tasks)
     started, t0 = time.time(), time.perf_counter()
     figures: list[Figure] = []
     errors: dict[str, str] = {}
@@ -75,15 +90,15 @@ async def run(parts: list[str], sizes: Sizes, log=print) -> BenchResult:
             t = time.perf_counter()
             try:
                 if part == "reset":
-                    figures += await reset.measure(tasks, sizes.repeats, out, installed)
+                    figures += await reset.measure(chosen, sizes.repeats, out)
                 elif part == "latency":
-                    figures += await latency.measure(tasks, sizes.events, out, installed)
+                    figures += await latency.measure(chosen, sizes.events, out)
                 elif part == "screenshot":
                     figures += await screen.measure(sizes.shots)
                 elif part == "gateway":
-                    figures += await gateway.measure(tasks["anki/161"], sizes.calls, out)
+                    figures += await gateway.measure(chosen, sizes.calls, out)
                 elif part == "parallel":
-                    figures += await parallel.measure(tasks, sizes.widths, sizes.per_env, out)
+                    figures += await parallel.measure(tasks, chosen, sizes.widths, sizes.per_env, out)
                 else:
                     raise ValueError(f"unknown part '{part}' (known: {', '.join(PARTS)})")
             except Exception as e:  # one part failing must not lose the others' figures

@@ -14,8 +14,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gateway.modes import Mode
 from mcpworld.agents import make_agent
 from mcpworld.config.load import ResolvedTask
+from mcpworld.envs import DOCKER, LOCAL
+from mcpworld.results import RAN
 from mcpworld.trial import Trial, TrialOptions
 
 PHASES = ("open_s", "reset_s", "app_ready_s", "teardown_s", "total_s")
@@ -37,10 +40,10 @@ async def _trials(rt: ResolvedTask, backend: str, n: int) -> StartupFigures:
     with tempfile.TemporaryDirectory(prefix="mcpworld-bench-") as tmp:
         for k in range(n):
             # the null agent: the trial is start-up, state query and teardown only
-            result = await Trial(rt, make_agent("null"), TrialOptions(mode="mcp" if "mcp" in rt.task.modes else
-                                                                       rt.task.modes[0], backend=backend),
+            mode = Mode.MCP if Mode.MCP in rt.task.modes else rt.task.modes[0]
+            result = await Trial(rt, make_agent("null"), TrialOptions(mode=mode, backend=backend),
                                  Path(tmp) / f"{backend}-{k}", k).run()
-            if result.failure not in (None, "evaluated_failed"):
+            if result.failure not in RAN:
                 figures.failures.append(f"{result.failure}: {result.failure_detail}")
                 continue
             for p in PHASES:
@@ -66,9 +69,9 @@ def _image_builds(rt: ResolvedTask, figures: StartupFigures, cold: bool, log) ->
 
 def startup(rt: ResolvedTask, trials: int = 3, cold: bool = False, log=print) -> list[StartupFigures]:
     """Local first (the baseline), then docker, each over `trials` null-agent trials of one task."""
-    local = asyncio.run(_trials(rt, "local", trials))
-    docker = StartupFigures("docker", trials)
+    local = asyncio.run(_trials(rt, LOCAL, trials))
+    docker = StartupFigures(DOCKER, trials)
     _image_builds(rt, docker, cold, log)
-    measured = asyncio.run(_trials(rt, "docker", trials))
+    measured = asyncio.run(_trials(rt, DOCKER, trials))
     docker.phases, docker.failures = measured.phases, measured.failures
     return [local, docker]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -16,13 +17,19 @@ def pct(x: float) -> str:
 
 
 def sr_ci(g: Group) -> str:
-    return f"{g.sr:.1%} [{g.sr_low:.0%}, {g.sr_high:.0%}]"
+    return f"{g.sr:.0%} [{g.sr_low:.0%},{g.sr_high:.0%}]"
+
+
+def _table(title: str, *columns: str, first_left: bool = True) -> Table:
+    """A compact table: short headers, no outer border, so the report fits an 80-column terminal."""
+    t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i == 0 and first_left else "right", no_wrap=i > 0)
+    return t
 
 
 def _group_table(title: str, first: str, rows: dict[str, Group]) -> Table:
-    t = Table(title=title, title_justify="left")
-    for col in (first, "trials", "tasks", "SR [95% CI]", "KSCR", "KSCR (progress)"):
-        t.add_column(col, justify="left" if col == first else "right")
+    t = _table(title, first, "trials", "tasks", "SR [95% CI]", "KSCR", "KSCR prog.")
     for k, g in rows.items():
         t.add_row(k, str(g.trials), str(g.tasks), sr_ci(g), pct(g.kscr), pct(g.kscr_progress))
     return t
@@ -31,17 +38,17 @@ def _group_table(title: str, first: str, rows: dict[str, Group]) -> Table:
 def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
     console.print(f"[b]runs[/b] {', '.join(rep.runs)}  [b]agent[/b] {rep.agent}"
                   f"{'  [b]no bash[/b]' if rep.no_bash else ''}", highlight=False)
-    t = Table(title="Overview per mode", title_justify="left")
-    for col in ("mode", "trials", "SR [95% CI]", "KSCR", "KSCR (progress)", "IMPLEMENTED", "STRICT", "WES", "WES grouped"):
-        t.add_column(col, justify="left" if col == "mode" else "right")
+    t = _table("Overview per mode", "mode", "trials", "SR [95% CI]", "KSCR", "KSCR prog.", "WES", "WES grp.")
     for m, g in rep.per_mode.items():
-        i, w = rep.implemented_strict[m], rep.wes[m]
-        t.add_row(m, str(g.trials), sr_ci(g), pct(g.kscr), pct(g.kscr_progress),
-                  f"{pct(i.implemented)} ({i.passed:g}/{i.runnable})", f"{pct(i.strict)} ({i.passed:g}/{i.declared})",
-                  f"{w.value:.3f}", f"{w.grouped:.3f}")
+        w = rep.wes[m]
+        t.add_row(m, str(g.trials), sr_ci(g), pct(g.kscr), pct(g.kscr_progress), f"{w.value:.3f}", f"{w.grouped:.3f}")
     t.add_section()
     t.add_row("[b]all[/b]", str(rep.overall.trials), sr_ci(rep.overall), pct(rep.overall.kscr),
-              pct(rep.overall.kscr_progress), "", "", "", "")
+              pct(rep.overall.kscr_progress), "", "")
+    console.print(t)
+    t = _table("Passed of runnable / of declared tasks", "mode", "IMPLEMENTED", "STRICT")
+    for m, i in rep.implemented_strict.items():
+        t.add_row(m, f"{pct(i.implemented)} ({i.passed:g}/{i.runnable})", f"{pct(i.strict)} ({i.passed:g}/{i.declared})")
     console.print(t)
     caps = {(w.step_cap, w.step_cap_source) for w in rep.wes.values()}
     for cap, source in sorted(caps):
@@ -52,44 +59,36 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
         for task, why in i.not_runnable.items():
             console.print(f"not runnable ({m}): {task}: {why}", highlight=False)
 
-    t = Table(title="SR by difficulty and mode (the paper's Table 6)", title_justify="left")
-    t.add_column("difficulty")
-    for m in rep.per_mode_difficulty:
-        t.add_column(m, justify="right")
+    t = _table("SR by difficulty and mode (the paper's Table 6)", "difficulty", *rep.per_mode_difficulty)
     diffs = list(dict.fromkeys(d for g in rep.per_mode_difficulty.values() for d in g))
     for d in diffs:
         t.add_row(d, *[sr_ci(g[d]) if d in g else "-" for g in rep.per_mode_difficulty.values()])
     console.print(t)
     console.print(_group_table("Per app", "app", rep.per_app))
     if any(len(v) > 1 for v in rep.pass_k.values()):
-        t = Table(title="Repeated trials", title_justify="left")
-        for col in ("mode", "k", "tasks", "pass@k", "pass^k"):
-            t.add_column(col, justify="left" if col == "mode" else "right")
+        t = _table("Repeated trials", "mode", "k", "tasks", "pass@k", "pass^k")
         for m, ks in rep.pass_k.items():
             for pk in ks:
                 t.add_row(m, str(pk.k), str(pk.tasks), pct(pk.pass_at_k), pct(pk.pass_hat_k))
         console.print(t)
-    t = Table(title="Cost", title_justify="left")
-    for col in ("mode", "steps/trial", "tool calls", "gui/mcp/bash/edit", "MCP rate", "tokens in/out", "cache w/r",
-                "s/trial", "$"):
-        t.add_column(col, justify="left" if col == "mode" else "right")
+    t = _table("Cost: steps and tool calls (per kind)", "mode", "steps/trial", "calls", *KINDS, "MCP rate")
     for m, c in rep.cost.items():
-        t.add_row(m, f"{c.steps_mean:.1f}", str(c.tool_calls), "/".join(str(c.tool_calls_by_kind.get(k, 0)) for k in
-                  KINDS), pct(c.mcp_rate), f"{c.input_tokens}/{c.output_tokens}",
-                  f"{c.cache_write_tokens}/{c.cache_read_tokens}", f"{c.wall_s_mean:.1f}",
-                  "-" if c.dollars is None else f"{c.dollars:.2f}")
+        t.add_row(m, f"{c.steps_mean:.1f}", str(c.tool_calls), *(str(c.tool_calls_by_kind.get(k, 0)) for k in KINDS),
+                  pct(c.mcp_rate))
+    console.print(t)
+    t = _table("Cost: tokens, time and dollars", "mode", "tokens in", "out", "cache write", "read", "s/trial", "$")
+    for m, c in rep.cost.items():
+        t.add_row(m, str(c.input_tokens), str(c.output_tokens), str(c.cache_write_tokens), str(c.cache_read_tokens),
+                  f"{c.wall_s_mean:.1f}", "-" if c.dollars is None else f"{c.dollars:.2f}")
     console.print(t)
     if rep.cost["all"].tool_calls_by_tool:
         console.print("tool calls by tool: " + ", ".join(f"{k}={v}" for k, v in rep.cost["all"].tool_calls_by_tool.items()),
                       highlight=False)
     if rep.failures_by_mode:
         kinds = sorted({k for f in rep.failures_by_mode.values() for k in f})
-        t = Table(title="Failures", title_justify="left")
-        t.add_column("mode")
+        t = _table("Failures (trials)", "category", *rep.failures_by_mode)
         for k in kinds:
-            t.add_column(k, justify="right")
-        for m, f in rep.failures_by_mode.items():
-            t.add_row(m, *[str(f.get(k, 0)) for k in kinds])
+            t.add_row(k, *[str(f.get(k, 0)) for f in rep.failures_by_mode.values()])
         console.print(t)
     if per_task:
         console.print(_group_table("Per task", "task:mode", rep.per_task))

@@ -71,7 +71,7 @@ def test_the_real_tasks_load():
     ({"key_steps__0__check": "checks.py:fn"}, "key_steps[0].check", "must be 'file.py:function'"),
     ({"key_steps__0__event": ["note_added", "nope"]}, "key_steps[0].event", "unknown 'nope'"),
     ({"key_steps__0__after": "later"}, "key_steps", "must name an earlier key step"),
-    ({"frida_scripts": ["x.js"]}, "frida_scripts[0]", "has no [frida] section"),
+    ({"frida_scripts": ["x.js"]}, "frida_scripts[0]", "has no [sources.frida]"),
     ({"setup_events": ["nope"]}, "setup_events[0]", "unknown 'nope'"),
     ({"setup": [{"tool": "zotero__add"}]}, "setup[0].tool", "neither bash/edit nor a tool"),
     ({"oracle__mcp__0__args": {"x": "{homme}"}}, "oracle.mcp[0].args", "unknown placeholder"),
@@ -137,3 +137,21 @@ def test_placeholder_escapes():
     assert expand("{a} {{a}} \\{\\{c1::x\\}\\} x{2,3}", {"a": 1}) == "1 {a} \\{\\{c1::x\\}\\} x{2,3}"
     assert placeholders("{{Front}} {name} {{{{c1::B}}}}") == ["name"]
     assert expand("{{{{c1::B}}}}", {}) == "{{c1::B}}"
+
+
+def test_each_event_source_checks_its_own_app_table(tmp_path):
+    from mcpworld.config.app import load_app
+    folder = tmp_path / "myapp"
+    folder.mkdir()
+    (folder / "app.toml").write_text(
+        'id = "myapp"\nname = "X"\n[launch]\ncommand = ["x"]\n[ready]\nwindow_name = "x"\n[events]\nup = "up"\n'
+        '[sources.nope]\nx = 1\n[sources.frida]\nscripts = []\n'
+        '[[sources.probe.files]]\nfrom = "hooks/myapp/missing"\nto = "{home}/x"\n'
+        '[sources.state_query]\nmodule = "missing.py"\n')
+    with pytest.raises(ConfigErrors) as e:
+        load_app(folder / "app.toml")
+    found = {(x.field, x.problem.split(" (")[0]) for x in e.value.errors}
+    assert ("sources.nope", "unknown event source") in found, found
+    assert any(f == "sources.frida.scripts" and "at least 1" in p for f, p in found), found
+    assert any(f == "sources.probe.files[0].from" and "no such file" in p for f, p in found), found
+    assert any(f == "sources.state_query.module" and "no file" in p for f, p in found), found

@@ -119,3 +119,17 @@ def test_compare_pairs_trials_per_difficulty():
         compare(a + b, b[:1], "A", "B")
     same = compare(a, a, "A", "A2")
     assert same.paired_on == "task, mode, trial" and all(r.difference == 0 for r in same.rows)
+
+
+def test_the_terminal_report_fits_80_columns(report):
+    from rich.console import Console
+
+    from mcpworld.report.text import print_report
+
+    console = Console(width=80, record=True, color_system=None)
+    print_report(report, console)
+    text = console.export_text()
+    assert "…" not in text, "a header or cell was cut short"
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for header in ("IMPLEMENTED", "STRICT", "WES", "KSCR", "steps/trial", "MCP rate"):
+        assert header in text
