@@ -39,7 +39,7 @@ class TrialProof(BaseModel):
 
 class TaskRecord(BaseModel):
     hash: str
-    app_version: str | None
+    app_version: str | None = None
     verified_at: str
     oracle: dict[str, TrialProof] = Field(default_factory=dict)   # mode -> proof
     null: TrialProof | None = None

@@ -20,17 +20,19 @@ app = typer.Typer(no_args_is_help=True, help="List, validate, show and verify ta
 def tasks_list(app_id: Optional[str] = typer.Option(None, "--app")):
     """One line per task."""
     _, tasks = load()
+    rows = [(key, str(rt.task.template), rt.task.difficulty[0], str(rt.task.human_step_count),
+             str(len(rt.task.key_steps)), ",".join(rt.task.modes), rt.instruction)
+            for key, rt in tasks.items() if not app_id or rt.app.id == app_id]
     table = Table(box=None, pad_edge=False)
-    for col, kw in (("task", {"no_wrap": True}), ("tpl", {"justify": "right"}), ("diff.", {}),
-                    ("steps", {"justify": "right"}), ("keys", {"justify": "right"}), ("modes", {}),
-                    ("instruction", {"overflow": "ellipsis", "no_wrap": True, "ratio": 1})):
-        table.add_column(col, **kw)
-    for key, rt in tasks.items():
-        if app_id and rt.app.id != app_id:
-            continue
-        t = rt.task
-        table.add_row(key, str(t.template), t.difficulty[0], str(t.human_step_count), str(len(t.key_steps)),
-                      ",".join(t.modes), rt.instruction)
+    heads = ("task", "tpl", "d", "steps", "keys", "modes")
+    widths = [max([len(col)] + [len(r[i]) for r in rows]) for i, col in enumerate(heads)]
+    for i, col in enumerate(heads):
+        table.add_column(col, no_wrap=True, justify="right" if i in (1, 3, 4) else "left", min_width=widths[i])
+    # the instruction takes what the terminal has left, cut short with an ellipsis
+    room = max(20, console.width - sum(widths) - 2 * len(heads) - 1)
+    table.add_column("instruction", no_wrap=True, max_width=room)
+    for r in rows:
+        table.add_row(*r[:-1], r[-1] if len(r[-1]) <= room else r[-1][:room - 1] + "…")
     console.print(table)
 
 

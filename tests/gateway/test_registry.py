@@ -22,12 +22,12 @@ def real_providers(env):
 
 @pytest.mark.parametrize("flt,expected", [
     (ToolFilter("gui"), {"computer", "bash", "str_replace_based_edit_tool"}),
-    (ToolFilter("mcp"), {"anki__echo", "anki__picture", "anki__fail", "bash", "str_replace_based_edit_tool"}),
-    (ToolFilter("hybrid"), {"computer", "bash", "str_replace_based_edit_tool", "anki__echo", "anki__picture", "anki__fail"}),
-    (ToolFilter("hybrid", no_bash=True), {"computer", "anki__echo", "anki__picture", "anki__fail"}),
-    (ToolFilter("mcp", no_bash=True), {"anki__echo", "anki__picture", "anki__fail"}),
+    (ToolFilter("mcp"), {"anki__echo", "anki__picture", "anki__count", "anki__fail", "bash", "str_replace_based_edit_tool"}),
+    (ToolFilter("hybrid"), {"computer", "bash", "str_replace_based_edit_tool", "anki__echo", "anki__picture", "anki__count", "anki__fail"}),
+    (ToolFilter("hybrid", no_bash=True), {"computer", "anki__echo", "anki__picture", "anki__count", "anki__fail"}),
+    (ToolFilter("mcp", no_bash=True), {"anki__echo", "anki__picture", "anki__count", "anki__fail"}),
     (ToolFilter("hybrid", only=frozenset({"computer", "anki__fail"})), {"computer", "anki__fail"}),
-    (ToolFilter("hybrid", only=frozenset({"anki"})), {"anki__echo", "anki__picture", "anki__fail"}),
+    (ToolFilter("hybrid", only=frozenset({"anki"})), {"anki__echo", "anki__picture", "anki__count", "anki__fail"}),
 ])
 async def test_mode_filters(env, flt, expected):
     reg = ToolRegistry(real_providers(env), flt)
@@ -66,8 +66,8 @@ async def test_mcp_server_tools_are_namespaced_and_passed_through():
     reg = ToolRegistry([provider], ToolFilter("mcp"))
     await reg.start()
     try:
-        assert {s.name for s in reg.specs()} == {"sample__echo", "sample__picture", "sample__fail"}
-        assert [s.kind for s in reg.specs()] == ["mcp"] * 3
+        assert {s.name for s in reg.specs()} == {"sample__echo", "sample__picture", "sample__count", "sample__fail"}
+        assert [s.kind for s in reg.specs()] == ["mcp"] * 4
         r = await reg.call("sample__echo", {"text": "hi"})
         assert r.content == ({"type": "text", "text": "hi"},) and not r.is_error
         r = await reg.call("sample__picture", {})
@@ -76,5 +76,40 @@ async def test_mcp_server_tools_are_namespaced_and_passed_through():
         assert r.is_error and "no such deck" in r.texts[0]
         r = await reg.call("sample__echo", {})  # argument validation by the server, passed through as isError
         assert r.is_error
+    finally:
+        await reg.close()
+
+
+async def test_annotations_output_schemas_and_structured_results_reach_the_gateways_clients():
+    """Served by the gateway (as `mcpworld gateway` does), a client sees the app server's annotations, output
+    schema and structured result unchanged, and the computer tool's size is not smuggled in annotations."""
+    from mcp import Client
+
+    from gateway.server import build_server
+
+    provider = McpServerProvider("sample", [sys.executable, str(SERVER)], env={}, call_timeout=20)
+    reg = ToolRegistry([provider], ToolFilter("mcp"))
+    await reg.start()
+    try:
+        async with Client(build_server(reg)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            count = tools["sample__count"]
+            assert count.annotations.read_only_hint is True and count.annotations.open_world_hint is False
+            assert count.output_schema["type"] == "object"
+            assert tools["sample__echo"].output_schema is None
+            r = await client.call_tool("sample__count", {"text": "one two three"})
+            assert r.structured_content == {"words": 3, "text": "one two three"} and not r.is_error
+    finally:
+        await reg.close()
+
+
+async def test_builtin_tools_declare_their_hints_and_the_screen_size_apart(env):
+    reg = ToolRegistry([ComputerTool(env.display), BashTool(env), EditTool(env)], ToolFilter("gui"))
+    await reg.start()
+    try:
+        specs = {s.name: s for s in reg.specs()}
+        assert specs["computer"].display == (1280, 800)
+        assert "display_width_px" not in specs["computer"].annotations
+        assert all(s.annotations.get("readOnlyHint") is False for s in specs.values())
     finally:
         await reg.close()

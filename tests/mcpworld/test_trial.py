@@ -45,6 +45,11 @@ async def run_trial(tmp_path, script, mode="hybrid", task=T161, **opts):
     return trial, await trial.run()
 
 
+def probe_config(trial) -> str:
+    """Where the trial's in-app probe source wrote the one-time run config."""
+    return next(s for s in trial.sources if s.key == "probe").config_path
+
+
 def marked_processes():
     out = []
     for p in psutil.process_iter(["pid"]):
@@ -109,7 +114,7 @@ async def test_secret_is_gone_before_the_agent_starts(tmp_path):
 
     async def snoop(ctx, trial):
         r = await ctx.tools.call("bash", {"command": "env; ls -la $HOME; cat $MCPWORLD_PROBE_CONFIG 2>&1; "
-                                                    f"cat {trial._probe_config_path} 2>&1; echo done"})
+                                                    f"cat {probe_config(trial)} 2>&1; echo done"})
         seen["out"], seen["token"] = r.texts[0], trial.evaluator.token
     await run_trial(tmp_path, snoop)
     assert "done" in seen["out"] and "No such file" in seen["out"]

@@ -1,0 +1,78 @@
+"""An app is its folders. A small fixture app of our own (tests/fixture_app: a real X program, its Python
+probe, its MCP server, its snapshot and a task) is copied into an empty content tree, and everything a
+user does with an app works on it through the `mcpworld` command alone, without any core file changing:
+validate, run the oracle in every mode, the null agent and a near miss, verify and record, and detect a
+task changed after its record."""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from mcpworld import paths
+
+FIXTURE = Path(__file__).parents[1] / "fixture_app"
+CORE = ("mcpworld", "gateway", "evaluator", "probe_runtime", "containers", "Makefile", "pyproject.toml")
+
+
+def core_digest() -> str:
+    h = hashlib.sha256()
+    for name in CORE:
+        root = paths.CODE_ROOT / name
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for f in files:
+            h.update(str(f.relative_to(paths.CODE_ROOT)).encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def mcpworld(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mcpworld.cli", *args], cwd=root, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "MCPWORLD_ROOT": str(root), "COLUMNS": "80"})
+
+
+def summary(run: Path) -> dict:
+    return json.loads((run / "summary.json").read_text())
+
+
+def test_a_new_app_runs_from_its_folders_alone(tmp_path):
+    before = core_digest()
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE, root)
+    assert not (paths.CODE_ROOT / "apps" / "counter").exists()
+
+    r = mcpworld(root, "tasks", "validate")
+    assert r.returncode == 0 and "1 app(s), 1 task(s)" in r.stdout, r.stderr
+
+    r = mcpworld(root, "run", "--mode", "gui", "--mode", "mcp", "--mode", "hybrid", "--out", str(tmp_path / "oracle"))
+    assert r.returncode == 0, r.stderr
+    s = summary(tmp_path / "oracle")
+    assert {m: g["sr"] for m, g in s["per_mode"].items()} == {"gui": 1.0, "mcp": 1.0, "hybrid": 1.0}
+    assert "3 pass 0 fail" in r.stderr  # the live progress line's counts
+
+    r = mcpworld(root, "run", "--mode", "gui", "--agent", "null", "--out", str(tmp_path / "null"))
+    assert r.returncode == 0 and summary(tmp_path / "null")["overall"]["sr"] == 0.0, r.stderr
+
+    near = f"{sys.executable} {root / 'near_miss_agent.py'} {{prompt}}"
+    r = mcpworld(root, "run", "--mode", "mcp", "--agent", "command", "--command", near, "--out", str(tmp_path / "near"))
+    assert r.returncode == 0, r.stderr
+    trial = json.loads(next((tmp_path / "near" / "trials").glob("*/result.json")).read_text())
+    assert not trial["success"] and trial["failure"] == "evaluated_failed" and trial["tool_calls"] == 1
+
+    # proofs: none yet; verify records one; a changed task loses it
+    r = mcpworld(root, "tasks", "verify", "--check")
+    assert r.returncode == 1 and "counter/1: never verified" in r.stdout
+    r = mcpworld(root, "tasks", "verify", "--app", "counter")
+    assert r.returncode == 0, r.stdout + r.stderr
+    record = json.loads((root / "tasks" / "counter" / "verified.json").read_text())["tasks"]["counter/1"]
+    assert set(record["oracle"]) == {"gui", "mcp", "hybrid"} and all(p["passed"] for p in record["oracle"].values())
+    assert record["null"]["passed"] is False and record["null"]["failure"] == "evaluated_failed"
+    assert mcpworld(root, "tasks", "verify", "--check").returncode == 0
+    task = root / "tasks" / "counter" / "1" / "task.json"
+    task.write_text(task.read_text().replace('"apple"', '"pear"'))
+    r = mcpworld(root, "tasks", "verify", "--check")
+    assert r.returncode == 1 and "counter/1: its content changed" in r.stdout
+
+    assert core_digest() == before, "adding the app changed a core file"
