@@ -1,5 +1,6 @@
-# Two commands for a new user:  `make demo` (set up, then run the oracle over all Anki and OBS tasks)
+# Two commands for a new user:  `make demo` (set up, then run the oracle over every app's tasks)
 # and `make test` (set up, then run the test suite). Both install what is missing first.
+# Nothing here names an app: apps are found in apps/*/app.toml (`mcpworld apps install` installs each).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -39,7 +40,7 @@ docker: setup
 	$(BIN)/mcpworld images build --desktop xfce --desktop kde
 
 demo: setup
-	$(BIN)/mcpworld run --mode hybrid --app anki --app obs --agent oracle
+	$(BIN)/mcpworld run --mode hybrid --agent oracle
 
 test-debs:
 	@missing=$$(for p in $(TEST_DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
@@ -62,8 +63,7 @@ test-docker: setup docker
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 snapshots: setup
-	$(BIN)/python snapshots/anki/build.py
-	$(BIN)/python snapshots/obs/build.py
+	$(BIN)/mcpworld apps snapshots
 
 clean:
 	rm -rf $(VENV) runs

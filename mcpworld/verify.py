@@ -46,6 +46,11 @@ class TaskRecord(BaseModel):
     null_mode: str | None = None
     docker: dict[str, TrialProof] = Field(default_factory=dict)   # "oracle-<mode>", "null-<mode>" -> proof
 
+    def proven_in_container(self) -> bool:
+        oracles = [p for k, p in self.docker.items() if k.startswith("oracle-")]
+        nulls = [p for k, p in self.docker.items() if k.startswith("null-")]
+        return bool(oracles and nulls) and all(p.passed for p in oracles) and not any(p.passed for p in nulls)
+
     def proven(self, modes: list[str]) -> bool:
         """Every declared mode's oracle passed and the null agent failed (on its verdict, not a crash)."""
         return (all(m in self.oracle and self.oracle[m].passed for m in modes) and self.null is not None
@@ -117,8 +122,9 @@ def proof(result: TrialResult, retried: bool = False) -> TrialProof:
                       phases={k: round(v, 3) for k, v in phases.items()}, retried=retried)
 
 
-def stale(rt: ResolvedTask, records: AppRecords, app_version: str | None) -> str | None:
-    """Why the task's current content lacks a passing record, or None when it has one."""
+def stale(rt: ResolvedTask, records: AppRecords, app_version: str | None, in_container: bool = False) -> str | None:
+    """Why the task's current content lacks a passing record (with in_container, also one from a container),
+    or None when it has one."""
     rec = records.tasks.get(rt.key)
     if rec is None:
         return "never verified"
@@ -126,6 +132,8 @@ def stale(rt: ResolvedTask, records: AppRecords, app_version: str | None) -> str
         return "its content changed since it was verified"
     if not rec.proven([str(m) for m in rt.task.modes]):
         return "its last verification did not pass"
+    if in_container and not rec.proven_in_container():
+        return "not verified in a container (mcpworld tasks verify --backend docker)"
     return None
 
 
@@ -244,6 +252,8 @@ def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult, bool]], a
         record.docker = {f"{agent}-{mode}": proof(r, retried) for (_, mode, agent), r, retried in outcomes}
         return record
     record = TaskRecord(hash=content_hash(rt, app_version), app_version=app_version, verified_at=now())
+    if previous is not None and previous.hash == record.hash:
+        record.docker = previous.docker  # the container proof still holds for the same content
     for (_, mode, agent), result, retried in outcomes:
         if agent == "oracle":
             record.oracle[mode] = proof(result, retried)

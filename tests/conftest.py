@@ -1,5 +1,6 @@
 import pytest
 
+from mcpworld.envs import DOCKER, LOCAL, make_environment
 from mcpworld.envs.local import LocalEnvironment
 
 
@@ -12,14 +13,10 @@ async def env():
     await e.close()
 
 
-@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.fixture(params=[LOCAL, pytest.param(DOCKER, marks=pytest.mark.docker)])
 async def any_env(request):
-    """The same tests on both backends: a local environment, or a container of the xfce image with Anki's layer."""
-    if request.param == "local":
-        e = LocalEnvironment()
-    else:
-        from mcpworld.envs.docker import DockerEnvironment
-        e = DockerEnvironment("anki")
+    """The same tests on every backend: a local environment, or a container of the bare xfce desktop image."""
+    e = make_environment(request.param)
     await e.open()
     yield e
     await e.close()

@@ -149,19 +149,19 @@ def sweep_stale(client) -> list[str]:
 class DockerEnvironment(X11Desktop, Environment):
     @classmethod
     def for_app(cls, app, options) -> DockerEnvironment:
-        if app is None:
-            raise EnvironmentSetupError("a docker environment runs one app's image: name the app")
         return cls(app, options.desktop, options.width, options.height, options.gpu, options.app_build)
 
-    def __init__(self, app, desktop: str = "xfce", width: int = 1280, height: int = 800,
+    def __init__(self, app=None, desktop: str = "xfce", width: int = 1280, height: int = 800,
                  gpu: str = "auto", app_build: Path | None = None, image: str | None = None):
+        """app: its image (the desktop plus its layer) and the folders it declares; None: the bare desktop."""
         from mcpworld import images
 
         self.client = images.docker_client()
         self.id = f"env-{uuid.uuid4().hex[:10]}"
-        self.image = image or images.app_tag(desktop, app.id)
+        self.image = image or (images.app_tag(desktop, app.id) if app else images.desktop_tag(desktop))
         # the repository folders the app declares, each mounted read-only at the same place under SRC
-        self.shared = {Path(d).resolve(): f"{SRC}/{_mount_name(Path(d))}" for d in app.shared_dirs}
+        shared = app.shared_dirs if app else [paths.RUNTIME_DIR]
+        self.shared = {Path(d).resolve(): f"{SRC}/{_mount_name(Path(d))}" for d in shared}
         self.desktop, self.width, self.height, self.gpu = desktop, width, height, gpu
         self.app_build = Path(app_build).resolve() if app_build else None
         sweep_stale(self.client)

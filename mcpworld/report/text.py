@@ -20,16 +20,16 @@ def sr_ci(g: Group) -> str:
     return f"{g.sr:.0%} [{g.sr_low:.0%},{g.sr_high:.0%}]"
 
 
-def _table(title: str, *columns: str, first_left: bool = True) -> Table:
+def compact_table(title: str, *columns: str, first_left: bool = True) -> Table:
     """A compact table: short headers, no outer border, so the report fits an 80-column terminal."""
     t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
     for i, col in enumerate(columns):
-        t.add_column(col, justify="left" if i == 0 and first_left else "right", no_wrap=i > 0)
+        t.add_column(col, justify="left" if i == 0 and first_left else "right", no_wrap=True)
     return t
 
 
 def _group_table(title: str, first: str, rows: dict[str, Group]) -> Table:
-    t = _table(title, first, "trials", "tasks", "SR [95% CI]", "KSCR", "KSCR prog.")
+    t = compact_table(title, first, "trials", "tasks", "SR [95% CI]", "KSCR", "KSCR prog.")
     for k, g in rows.items():
         t.add_row(k, str(g.trials), str(g.tasks), sr_ci(g), pct(g.kscr), pct(g.kscr_progress))
     return t
@@ -38,7 +38,7 @@ def _group_table(title: str, first: str, rows: dict[str, Group]) -> Table:
 def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
     console.print(f"[b]runs[/b] {', '.join(rep.runs)}  [b]agent[/b] {rep.agent}"
                   f"{'  [b]no bash[/b]' if rep.no_bash else ''}", highlight=False)
-    t = _table("Overview per mode", "mode", "trials", "SR [95% CI]", "KSCR", "KSCR prog.", "WES", "WES grp.")
+    t = compact_table("Overview per mode", "mode", "trials", "SR [95% CI]", "KSCR", "KSCR prog.", "WES", "WES grp.")
     for m, g in rep.per_mode.items():
         w = rep.wes[m]
         t.add_row(m, str(g.trials), sr_ci(g), pct(g.kscr), pct(g.kscr_progress), f"{w.value:.3f}", f"{w.grouped:.3f}")
@@ -46,7 +46,7 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
     t.add_row("[b]all[/b]", str(rep.overall.trials), sr_ci(rep.overall), pct(rep.overall.kscr),
               pct(rep.overall.kscr_progress), "", "")
     console.print(t)
-    t = _table("Passed of runnable / of declared tasks", "mode", "IMPLEMENTED", "STRICT")
+    t = compact_table("Passed of runnable / of declared tasks", "mode", "IMPLEMENTED", "STRICT")
     for m, i in rep.implemented_strict.items():
         t.add_row(m, f"{pct(i.implemented)} ({i.passed:g}/{i.runnable})", f"{pct(i.strict)} ({i.passed:g}/{i.declared})")
     console.print(t)
@@ -59,24 +59,24 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
         for task, why in i.not_runnable.items():
             console.print(f"not runnable ({m}): {task}: {why}", highlight=False)
 
-    t = _table("SR by difficulty and mode (the paper's Table 6)", "difficulty", *rep.per_mode_difficulty)
+    t = compact_table("SR by difficulty and mode (the paper's Table 6)", "difficulty", *rep.per_mode_difficulty)
     diffs = list(dict.fromkeys(d for g in rep.per_mode_difficulty.values() for d in g))
     for d in diffs:
         t.add_row(d, *[sr_ci(g[d]) if d in g else "-" for g in rep.per_mode_difficulty.values()])
     console.print(t)
     console.print(_group_table("Per app", "app", rep.per_app))
     if any(len(v) > 1 for v in rep.pass_k.values()):
-        t = _table("Repeated trials", "mode", "k", "tasks", "pass@k", "pass^k")
+        t = compact_table("Repeated trials", "mode", "k", "tasks", "pass@k", "pass^k")
         for m, ks in rep.pass_k.items():
             for pk in ks:
                 t.add_row(m, str(pk.k), str(pk.tasks), pct(pk.pass_at_k), pct(pk.pass_hat_k))
         console.print(t)
-    t = _table("Cost: steps and tool calls (per kind)", "mode", "steps/trial", "calls", *KINDS, "MCP rate")
+    t = compact_table("Cost: steps and tool calls (per kind)", "mode", "steps/trial", "calls", *KINDS, "MCP rate")
     for m, c in rep.cost.items():
         t.add_row(m, f"{c.steps_mean:.1f}", str(c.tool_calls), *(str(c.tool_calls_by_kind.get(k, 0)) for k in KINDS),
                   pct(c.mcp_rate))
     console.print(t)
-    t = _table("Cost: tokens, time and dollars", "mode", "tokens in", "out", "cache write", "read", "s/trial", "$")
+    t = compact_table("Cost: tokens, time and dollars", "mode", "tokens in", "out", "cache write", "read", "s/trial", "$")
     for m, c in rep.cost.items():
         t.add_row(m, str(c.input_tokens), str(c.output_tokens), str(c.cache_write_tokens), str(c.cache_read_tokens),
                   f"{c.wall_s_mean:.1f}", "-" if c.dollars is None else f"{c.dollars:.2f}")
@@ -86,7 +86,7 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
                       highlight=False)
     if rep.failures_by_mode:
         kinds = sorted({k for f in rep.failures_by_mode.values() for k in f})
-        t = _table("Failures (trials)", "category", *rep.failures_by_mode)
+        t = compact_table("Failures (trials)", "category", *rep.failures_by_mode)
         for k in kinds:
             t.add_row(k, *[str(f.get(k, 0)) for f in rep.failures_by_mode.values()])
         console.print(t)

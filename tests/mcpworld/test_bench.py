@@ -32,14 +32,14 @@ def test_bench_produces_every_figure(tmp_path):
     expected = {
         "Anki: reset + launch to ready (a trial)", "Anki: launch to ready", "Anki: rsync of the snapshot",
         "OBS Studio: reset + launch to ready (a trial)", "OBS Studio: rsync of the snapshot",
-        "inotify watcher", "Python probe (Anki)", "Frida bridge (OBS)",
-        "Python probe (Anki), calls back to back", "Frida bridge (OBS), calls back to back",
+        "inotify watcher", "in-app probe (Anki)", "Frida bridge (OBS)",
+        "in-app probe (Anki), calls back to back", "Frida bridge (OBS), calls back to back",
         "screenshot through the computer tool (capture + PNG)", "action to a screenshot showing its effect",
         "MCP call through the gateway, in process (the registry)", "MCP call through the gateway, streamable HTTP",
         "MCP call through the gateway, stdio", "tools/list through the gateway, HTTP", "tools/list through the gateway, stdio",
         "a no-op MCP tool in another process, streamable HTTP", "a no-op MCP tool in another process, stdio",
         "Anki: bare cold start, window mapped", "OBS Studio: bare cold start, window mapped, port up",
-        "1 environment(s) side by side", "2 environment(s) side by side",
+        "1 Anki environment(s) side by side", "2 Anki environment(s) side by side",
     }
     assert expected <= names, expected - names
     for f in result["figures"]:
@@ -48,7 +48,7 @@ def test_bench_produces_every_figure(tmp_path):
         if f["part"] in ("latency", "gateway") and "tools/list" not in f["name"] and "no-op" not in f["name"]:
             assert f["baseline"] and f["baseline"]["median"] > 0, f["name"]
     latency = {f["name"]: f for f in result["figures"] if f["part"] == "latency"}
-    assert latency["Python probe (Anki)"]["value"]["n"] >= 30 and latency["inotify watcher"]["value"]["n"] == 30
+    assert latency["in-app probe (Anki)"]["value"]["n"] >= 30 and latency["inotify watcher"]["value"]["n"] == 30
     assert result["machine"]["cpus"] >= 1 and "median" in r.stdout
     md = subprocess.run([sys.executable, "-m", "mcpworld.cli", "bench", "show", str(out), "--markdown"], cwd=paths.ROOT,
                         capture_output=True, text=True, timeout=120)

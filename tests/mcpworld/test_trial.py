@@ -3,7 +3,6 @@ the probe's secret, a killed runner, and twenty trials in a row leaving nothing 
 
 import asyncio
 import glob
-import json
 import os
 import signal
 import subprocess
@@ -11,7 +10,6 @@ import sys
 import time
 
 import psutil
-import pytest
 
 from evaluator.log import EventLog
 from mcpworld import paths
