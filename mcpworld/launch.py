@@ -85,9 +85,9 @@ class Readiness:
 
 def tool_providers(app: AppConfig, env: Environment, values: RunValues) -> list[ToolProvider]:
     """The computer, bash and edit tools, and one provider per MCP server of the app. The servers run on the
-    host (the host's Python, the app's ports at env.app_host), so their values are the host's view."""
+    host (the host's Python, the app's ports at env.app_host) and name paths as the app sees them."""
     providers: list[ToolProvider] = [ComputerTool(env.display), BashTool(env), EditTool(env)]
-    host = values.on_host(env.host_path)
+    host = values.host_python()
     base = {**env.host_env(), "PYTHONPATH": paths.python_path()}
     for name, srv in app.mcp_servers.items():
         cmd = [host.expand(a) for a in srv.command]

@@ -95,9 +95,9 @@ class Trial:
         started, t0 = time.time(), time.perf_counter()
         self.evaluator = Evaluator(self.run_id, self.rt.app.id, self.dir.events)
         self.matcher = Matcher(self.rt)
-        self.env = make_environment(self.opts.backend, self.rt.app, self.opts.env_options())
-        await self.evaluator.start(self.env.evaluator_host)
         try:
+            self.env = make_environment(self.opts.backend, self.rt.app, self.opts.env_options())
+            await self.evaluator.start(self.env.evaluator_host)
             with self._timed("open_s"):
                 await self.env.open()
             self._announce_view()
@@ -235,8 +235,9 @@ class Trial:
                     await self.registry.close()
                 except Exception as e:
                     self.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"error": str(e)})
-            self._save_logs()
-            await self.env.close()
+            if self.env is not None:
+                self._save_logs()
+                await self.env.close()
             await asyncio.sleep(0)  # let the probe's disconnect be recorded
             await self.evaluator.stop()
 

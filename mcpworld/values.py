@@ -28,8 +28,8 @@ def runtime_names(app) -> list[str]:
 class RunValues:
     home: str               # HOME inside the environment
     env_dir: str            # mcpworld's private folder inside the environment
-    root: str               # the content root (apps/, hooks/, tasks/, snapshots/ ...), as seen here
-    runtime: str            # the probe runtime package's folder, as seen here
+    root: str               # the content root (apps/, hooks/, tasks/, snapshots/ ...) on the host
+    runtime: str            # the probe runtime package's folder on the host
     python: str             # the Python that runs mcpworld's parts in this place
     app_host: str           # where the host reaches the app's ports
     paths: dict[str, str] = field(default_factory=dict)    # the app's named paths ({base}, {config} ...)
@@ -72,10 +72,13 @@ class RunValues:
     def expand_tree(self, obj: Any) -> Any:
         return expand_tree(obj, self.placeholders())
 
+    def host_python(self) -> RunValues:
+        """The same values for a part that runs on the host but acts on the app inside the environment (an
+        MCP server): the host's Python; paths stay the environment's, since the app resolves them."""
+        return dataclasses.replace(self, python=sys.executable)
+
     def on_host(self, host_path: Callable[[str], str]) -> RunValues:
-        """The same values as the host sees them (MCP servers and state queries run there): the host's
-        Python, and every path inside the environment mapped to where it is on the host."""
+        """The same values as the host sees them, for a part that reads the environment's files from the host
+        (the state query): the host's Python, and every path inside the environment mapped to the host."""
         return dataclasses.replace(self, python=sys.executable, home=host_path(self.home),
-                                   env_dir=host_path(self.env_dir), root=str(paths.ROOT),
-                                   runtime=str(paths.RUNTIME_DIR),
-                                   paths={k: host_path(v) for k, v in self.paths.items()})
+                                   env_dir=host_path(self.env_dir), paths={k: host_path(v) for k, v in self.paths.items()})

@@ -19,7 +19,7 @@ from mcpworld.config.app import AppConfig, load_app
 from mcpworld.config.errors import from_validation
 from mcpworld.config.modules import load_ref
 from mcpworld.config.task import KeyStep, OracleStep, Task
-from mcpworld.config.templating import expand, expand_tree, placeholders
+from mcpworld.config.templating import check_placeholders, expand, expand_tree
 from mcpworld.errors import ConfigError, ConfigErrors
 from mcpworld.values import ENV_PLACEHOLDERS, runtime_names
 
@@ -52,27 +52,22 @@ class ResolvedTask:
 
 
 def load_apps(apps_dir: Path = paths.APPS_DIR) -> dict[str, AppConfig]:
-    apps, errors = {}, []
-    for f in sorted(apps_dir.glob("*/app.toml")):
+    return {app.id: app for app in _every(sorted(apps_dir.glob("*/app.toml")), load_app)}
+
+
+def _every(files: list[Path], load: Callable) -> list:
+    """Load every file; raise ConfigErrors listing every problem of every file, not just the first."""
+    loaded, errors = [], []
+    for f in files:
         try:
-            app = load_app(f)
-            apps[app.id] = app
+            loaded.append(load(f))
         except ConfigErrors as e:
             errors.extend(e.errors)
         except ConfigError as e:
             errors.append(e)
     if errors:
         raise ConfigErrors(errors)
-    return apps
-
-
-def _check_placeholders(text: str, allowed: set[str], file: Path, field_name: str, what: str) -> list[ConfigError]:
-    try:
-        names = placeholders(text)
-    except ValueError as e:
-        return [ConfigError(file, field_name, f"bad braces: {e}")]
-    return [ConfigError(file, field_name, f"unknown placeholder '{{{n}}}' (known {what}: {', '.join(sorted(allowed)) or 'none'})")
-            for n in names if n not in allowed]
+    return loaded
 
 
 def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = paths.SNAPSHOTS_DIR) -> ResolvedTask:
@@ -95,14 +90,14 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
         errors.append(ConfigError(file, "app", f"'{task.app}' but the task sits in tasks/{file.parent.parent.name}/"))
 
     params = {k: v for k, v in task.params.items()}
-    errors += _check_placeholders(task.instruction, set(params), file, "instruction", "params")
+    errors += check_placeholders(task.instruction, set(params), file, "instruction", "params")
     path_names = set(ENV_PLACEHOLDERS) | set(app.paths)
     for i, cd in enumerate(task.context_data):
         if not (snapshots_dir / cd.from_).exists():
             errors.append(ConfigError(file, f"context_data[{i}].from", f"no snapshot at {snapshots_dir / cd.from_}"))
         elif cd.from_.split("/", 1)[0] != app.id:  # a container mounts only the app's own snapshots
             errors.append(ConfigError(file, f"context_data[{i}].from", f"'{cd.from_}' is not under snapshots/{app.id}/"))
-        errors += _check_placeholders(cd.to, path_names, file, f"context_data[{i}].to", "paths")
+        errors += check_placeholders(cd.to, path_names, file, f"context_data[{i}].to", "paths")
     errors += sources.check_task(app, task, file)
     known = sources.task_events(app, task)
     for i, name in enumerate(task.setup_events):
@@ -222,15 +217,4 @@ def load_tasks(tasks_dir: Path = paths.TASKS_DIR, apps: dict[str, AppConfig] | N
                app: str | None = None) -> dict[str, ResolvedTask]:
     """All tasks, or raise ConfigErrors listing every problem in every file."""
     apps = apps if apps is not None else load_apps()
-    out, errors = {}, []
-    for f in task_files(tasks_dir, app):
-        try:
-            t = load_task(f, apps)
-            out[t.key] = t
-        except ConfigErrors as e:
-            errors.extend(e.errors)
-        except ConfigError as e:
-            errors.append(e)
-    if errors:
-        raise ConfigErrors(errors)
-    return out
+    return {t.key: t for t in _every(task_files(tasks_dir, app), lambda f: load_task(f, apps))}

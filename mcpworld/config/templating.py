@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from mcpworld.errors import ConfigError
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")
 
@@ -53,3 +56,13 @@ def expand_tree(obj: Any, values: Mapping[str, Any], later: frozenset[str] = fro
         return {expand(k, values, later) if not k.startswith("$") else k: expand_tree(v, values, later)
                 for k, v in obj.items()}
     return obj
+
+
+def check_placeholders(text: str, allowed: set[str], file: Path, field: str, what: str) -> list[ConfigError]:
+    """ConfigErrors for every placeholder in `text` that is not among `allowed` (named as `what`)."""
+    try:
+        names = placeholders(text)
+    except ValueError as e:
+        return [ConfigError(file, field, f"bad braces: {e}")]
+    return [ConfigError(file, field, f"unknown placeholder '{{{n}}}' (known {what}: {', '.join(sorted(allowed)) or 'none'})")
+            for n in names if n not in allowed]

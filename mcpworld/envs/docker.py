@@ -125,17 +125,22 @@ def wait_for_removals() -> None:
 
 def sweep_stale(client) -> list[str]:
     """Remove containers (and host folders) of environments whose runner is gone."""
+    import docker
     import psutil
 
     removed = []
-    for c in client.containers.list(all=True, filters={"label": LABEL_RUNNER}):
+    # sparse: the listing's own labels, no per-container lookup that a removal running meanwhile would fail
+    for c in client.containers.list(all=True, sparse=True, filters={"label": LABEL_RUNNER}):
         try:
-            pid = int(c.labels.get(LABEL_RUNNER, "0"))
+            pid = int((c.attrs.get("Labels") or {}).get(LABEL_RUNNER, "0"))
         except ValueError:
             continue
         if not psutil.pid_exists(pid):
-            c.remove(force=True)
-            removed.append(c.name)
+            try:
+                c.remove(force=True)
+                removed.append(c.id[:12])
+            except docker.errors.NotFound:
+                pass
     for d in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
         try:
             if not psutil.pid_exists(int((d / "runner.pid").read_text())):

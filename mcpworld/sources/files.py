@@ -8,8 +8,7 @@ import asyncio
 
 from evaluator.events import Source
 from evaluator.fswatch import FileWatcher, Watch
-from mcpworld.config.templating import placeholders
-from mcpworld.errors import ConfigError
+from mcpworld.config.templating import check_placeholders
 from mcpworld.sources import register
 from mcpworld.sources.base import EventSource
 
@@ -31,16 +30,8 @@ class FileSource(EventSource):
         from mcpworld.values import ENV_PLACEHOLDERS
 
         known = set(ENV_PLACEHOLDERS) | set(app.paths)
-        errors = []
-        for i, fm in enumerate(task.file_milestones):
-            try:
-                names = placeholders(fm.path)
-            except ValueError as e:
-                errors.append(ConfigError(file, f"file_milestones[{i}].path", f"bad braces: {e}"))
-                continue
-            errors += [ConfigError(file, f"file_milestones[{i}].path", f"unknown placeholder '{{{n}}}' "
-                                   f"(known paths: {', '.join(sorted(known))})") for n in names if n not in known]
-        return errors
+        return [e for i, fm in enumerate(task.file_milestones)
+                for e in check_placeholders(fm.path, known, file, f"file_milestones[{i}].path", "paths")]
 
     async def prepare(self) -> dict[str, str]:
         ctx = self.ctx
