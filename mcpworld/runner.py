@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from gateway.modes import MODES
 from mcpworld.agents import make_agent
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
@@ -41,7 +42,7 @@ def declared(tasks: list[ResolvedTask], backend: str) -> tuple[list[ResolvedTask
                 status, reason = "app_missing", f"{rt.app.name} is not installed (mcpworld apps install --app {rt.app.id})"
         if status == "ready":
             runnable.append(rt)
-        info[rt.key] = {"status": status, "reason": reason, "modes": [str(m) for m in rt.task.modes],
+        info[rt.key] = {"status": status, "reason": reason, "modes": [str(m) for m in rt.task.modes or MODES],
                         "difficulty": rt.task.difficulty, "human_steps": rt.task.human_step_count,
                         "grouped_human_steps": rt.task.grouped_human_steps, "app": rt.app.id,
                         "template": rt.task.template}

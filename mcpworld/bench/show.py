@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 
 from mcpworld.bench.run import BenchResult
 from mcpworld.bench.stats import Figure
@@ -29,12 +28,16 @@ def title(r: BenchResult) -> str:
 
 
 def print_result(r: BenchResult, console: Console) -> None:
-    table = Table(title=title(r), title_justify="left")
-    for col in HEADERS:
-        table.add_column(col, justify="left" if col == "figure" else "right")
-    for i, f in enumerate(r.figures, 1):
-        table.add_row(f"[{i}] {f.part}: {f.name}", *_cells(f))
-    console.print(table)
+    from mcpworld.report.text import compact_table
+
+    console.print(title(r), highlight=False)
+    for part in dict.fromkeys(f.part for f in r.figures):
+        table = compact_table(part, "figure", "n", "median", "p95", "p99", "baseline", "ratio")
+        table.columns[0].no_wrap = False  # the figure's name wraps; the numbers keep their width
+        for i, f in enumerate(r.figures, 1):
+            if f.part == part:
+                table.add_row(f"[{i}] {f.name}", *_cells(f))
+        console.print(table)
     for i, f in enumerate(r.figures, 1):
         console.print(f"[{i}] {f.name}: {_note(f)}", highlight=False)
 

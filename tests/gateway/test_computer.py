@@ -103,7 +103,7 @@ async def test_coordinates_are_scaled_on_a_large_screen():
     tool = ComputerTool(big.display)
     try:
         await tool.start()
-        assert tool.specs()[0].annotations == {"display_width_px": 1280, "display_height_px": 800}
+        assert tool.specs()[0].display == (1280, 800)
         r = await tool.call("computer", {"action": "mouse_move", "coordinate": [640, 400]})
         assert png_size(r) == (1280, 800)
         import xdo

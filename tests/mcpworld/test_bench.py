@@ -32,8 +32,8 @@ def test_bench_produces_every_figure(tmp_path):
     expected = {
         "Anki: reset + launch to ready (a trial)", "Anki: launch to ready", "Anki: rsync of the snapshot",
         "OBS Studio: reset + launch to ready (a trial)", "OBS Studio: rsync of the snapshot",
-        "inotify watcher", "in-app probe (Anki)", "Frida bridge (OBS)",
-        "in-app probe (Anki), calls back to back", "Frida bridge (OBS), calls back to back",
+        "inotify watcher", "in-app probe (Anki)", "Frida bridge (OBS Studio)",
+        "in-app probe (Anki), calls back to back", "Frida bridge (OBS Studio), calls back to back",
         "screenshot through the computer tool (capture + PNG)", "action to a screenshot showing its effect",
         "MCP call through the gateway, in process (the registry)", "MCP call through the gateway, streamable HTTP",
         "MCP call through the gateway, stdio", "tools/list through the gateway, HTTP", "tools/list through the gateway, stdio",

@@ -97,7 +97,7 @@ def test_report_json_csv_and_compare(runs, tmp_path):
     assert (all_["low"], all_["high"]) == pytest.approx(paired_difference_interval(0, 4, 0, 0)[1:])  # 0.168, 1
     assert mcpworld("compare", str(oracle), str(null)).returncode == 2  # the oracle run has two modes: say which
     text = mcpworld("compare", str(oracle), str(null), "--mode-a", "gui", "--mode-b", "gui")
-    assert "Agresti-Min" in text.stdout and "+100.00%" in text.stdout
+    assert "Agresti-Min" in text.stdout and "+100%" in text.stdout
 
 
 def test_html_report_shows_the_numbers_of_summary_json(runs, tmp_path):
