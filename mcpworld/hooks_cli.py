@@ -8,11 +8,12 @@ import signal
 import sys
 from pathlib import Path
 
-from probe_runtime.trace import format_call
+from gateway.modes import Mode
 from mcpworld import paths
 from mcpworld.agents.base import Agent, AgentContext, AgentError
 from mcpworld.config.load import ResolvedTask
 from mcpworld.trial import Trial, TrialOptions
+from probe_runtime.trace import format_call
 
 
 class TraceAgent(Agent):
@@ -69,7 +70,7 @@ class TraceAgent(Agent):
 async def trace_app(rt: ResolvedTask, pattern: str, module: str, out_file: Path | None, seconds: float | None,
                     trial_dir: Path, console) -> int:
     agent = TraceAgent(pattern, module, out_file, seconds, console)
-    trial = Trial(rt, agent, TrialOptions(mode="gui", timeout=24 * 3600), trial_dir)
+    trial = Trial(rt, agent, TrialOptions(mode=Mode.GUI, timeout=24 * 3600), trial_dir)
     agent.trial = trial
     result = await trial.run()
     if result.failure == "setup_error":

@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+from gateway.modes import Mode
 from mcpworld.agents.base import AgentContext
 from mcpworld.agents.simple import OracleAgent
 from mcpworld.config.load import ResolvedTask
@@ -46,7 +47,7 @@ def window_pattern(name: str | None, before: str | None, main_window: str, param
 async def record(rt: ResolvedTask, trial_dir: Path) -> list[str | None]:
     """Run the task's GUI oracle once (the trial's files go to trial_dir); the pattern to wait for after each step."""
     agent = _Recorder()
-    result = await Trial(rt, agent, TrialOptions(mode="gui"), trial_dir).run()
+    result = await Trial(rt, agent, TrialOptions(mode=Mode.GUI), trial_dir).run()
     if not result.success:
         raise RuntimeError(f"{rt.key}: the GUI oracle failed while recording ({result.failure}: "
                            f"{result.failure_detail}); see {trial_dir}")
@@ -58,7 +59,7 @@ def write(rt: ResolvedTask, patterns: list[str | None]) -> Path:
     """Store the patterns as the `window` of each GUI oracle step in the task's file (the rest untouched)."""
     path = rt.folder / "task.json"
     data = json.loads(path.read_text())
-    steps = data["oracle"]["gui"]
+    steps = data["oracle"][Mode.GUI]
     if len(steps) != len(patterns):
         raise RuntimeError(f"{path}: {len(steps)} GUI oracle steps but {len(patterns)} recorded windows")
     for step, pattern in zip(steps, patterns):

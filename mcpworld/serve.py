@@ -9,6 +9,7 @@ from pathlib import Path
 from gateway.server import HttpGateway, serve_stdio
 from mcpworld.agents.base import Agent, AgentContext
 from mcpworld.config.load import ResolvedTask
+from mcpworld.envs import LOCAL
 from mcpworld.results import TrialResult
 from mcpworld.trial import Trial, TrialOptions
 
@@ -41,7 +42,7 @@ class ServedAgent(Agent):
 
 
 async def serve_task(rt: ResolvedTask, mode: str, no_bash: bool, transport: str, port: int, out: Path,
-                     console, backend: str = "local") -> TrialResult:
+                     console, backend: str = LOCAL) -> TrialResult:
     opts = TrialOptions(mode=mode, no_bash=no_bash, timeout=24 * 3600, backend=backend,
                         on_view=lambda url: console.print(f"live view: {url}"))
     return await Trial(rt, ServedAgent(transport, port, console), opts, out).run()

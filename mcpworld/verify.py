@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from gateway.modes import Mode
 from mcpworld import paths
 from mcpworld.config.load import ResolvedTask
+from mcpworld.envs import LOCAL
 from mcpworld.results import Failure, TrialResult
 
 RECORD_FILE = "verified.json"
@@ -219,7 +220,7 @@ def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:
     """Locally every declared mode's oracle and the null agent (in the last declared mode); in containers
     one API mode (MCP where declared), oracle and null."""
     modes = [str(m) for m in rt.task.modes]
-    if backend != "local":
+    if backend != LOCAL:
         api = str(Mode.MCP) if Mode.MCP in modes else str(Mode.HYBRID) if Mode.HYBRID in modes else modes[0]
         return [(rt, api, "oracle"), (rt, api, "null")]
     return [*((rt, m, "oracle") for m in modes), (rt, modes[-1], "null")]
@@ -245,7 +246,7 @@ async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, b
 
 def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult, bool]], app_version: str | None,
               backend: str, previous: TaskRecord | None) -> TaskRecord:
-    if backend != "local":
+    if backend != LOCAL:
         if previous is None:
             raise ValueError(f"{rt.key}: verify it on the local backend before in containers")
         record = previous.model_copy(deep=True)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcpworld import paths
-from mcpworld.envs import register_backend
+from mcpworld.envs import DOCKER, register_backend
 from mcpworld.envs.base import Environment
 from mcpworld.envs.container_process import ContainerProcess
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
@@ -150,7 +150,7 @@ def sweep_stale(client) -> list[str]:
     return removed
 
 
-@register_backend("docker")
+@register_backend(DOCKER)
 class DockerEnvironment(X11Desktop, Environment):
     @classmethod
     def for_app(cls, app, options) -> DockerEnvironment:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 
-from mcpworld.envs import register_backend
+from mcpworld.envs import LOCAL, register_backend
 from mcpworld.envs.base import Environment
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
@@ -56,7 +56,7 @@ def _require(binary: str) -> str:
     return path
 
 
-@register_backend("local")
+@register_backend(LOCAL)
 class LocalEnvironment(X11Desktop, Environment):
     @classmethod
     def for_app(cls, app, options) -> LocalEnvironment:

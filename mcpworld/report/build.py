@@ -214,7 +214,7 @@ def cost(rs: list[TrialResult], prices: dict[str, Price]) -> Cost:
     return Cost(trials=n, steps=sum(r.steps for r in rs), steps_mean=sum(r.steps for r in rs) / n if n else 0.0,
                 tool_calls=calls, tool_calls_by_kind=dict(sorted(by_kind.items())),
                 tool_calls_by_tool=dict(sorted(by_tool.items(), key=lambda kv: -kv[1])),
-                mcp_rate=metrics.rate(by_kind.get("mcp", 0), calls),
+                mcp_rate=metrics.rate(by_kind.get(Kind.MCP, 0), calls),
                 input_tokens=sum(r.usage.input_tokens for r in rs), output_tokens=sum(r.usage.output_tokens for r in rs),
                 cache_write_tokens=sum(r.usage.cache_creation_input_tokens for r in rs),
                 cache_read_tokens=sum(r.usage.cache_read_input_tokens for r in rs),

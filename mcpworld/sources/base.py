@@ -82,6 +82,12 @@ class EventSource(abc.ABC):
     def check_app(cls, config: SourceConfig, app: AppConfig, file: Path) -> list[ConfigError]:
         return []
 
+    @staticmethod
+    def missing_repo_files(app: AppConfig, file: Path, field: str, refs: list[str]) -> list[ConfigError]:
+        """An error for each file the app's table names (`field[i]`) that is not in the repository."""
+        return [ConfigError(file, f"{field}[{i}]", f"no such file or folder {app.repo_file(r)}")
+                for i, r in enumerate(refs) if not app.repo_file(r).exists()]
+
     @classmethod
     def check_task(cls, config: SourceConfig | None, app: AppConfig, task: Task, file: Path) -> list[ConfigError]:
         """Problems with what the task asks of this source (called whether or not the app declares it)."""

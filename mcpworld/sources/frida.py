@@ -34,8 +34,7 @@ class FridaSource(EventSource):
 
     @classmethod
     def check_app(cls, config, app, file):
-        return [ConfigError(file, f"sources.frida.scripts[{i}]", f"no file {app.repo_file(s)}")
-                for i, s in enumerate(config.scripts) if not app.repo_file(s).is_file()]
+        return cls.missing_repo_files(app, file, "sources.frida.scripts", config.scripts)
 
     @classmethod
     def check_task(cls, config, app, task, file):

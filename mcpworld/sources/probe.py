@@ -16,6 +16,7 @@ from pydantic import Field
 from evaluator import events as ev
 from evaluator.events import Source
 from mcpworld.config.app import CopySpec
+from mcpworld.errors import ConfigError
 from mcpworld.sources import register
 from mcpworld.sources.base import EventSource, SourceConfig, SourceError
 from probe_runtime.client import CONFIG_ENV
@@ -35,10 +36,8 @@ class ProbeSource(EventSource):
 
     @classmethod
     def check_app(cls, config, app, file):
-        from mcpworld.errors import ConfigError
-
-        return [ConfigError(file, f"sources.probe.files[{i}].from", f"no such file or folder {app.repo_file(f.from_)}")
-                for i, f in enumerate(config.files) if not app.repo_file(f.from_).exists()]
+        return [ConfigError(file, e.field + ".from", e.problem) for e in
+                cls.missing_repo_files(app, file, "sources.probe.files", [f.from_ for f in config.files])]
 
     async def prepare(self) -> dict[str, str]:
         ctx = self.ctx
