@@ -50,8 +50,11 @@ class Matcher:
         self.resolved = resolved
         self.params = dict(resolved.task.params)
         self.results = {rs.step.id: StepResult(id=rs.step.id) for rs in resolved.steps}
+        self.frozen = False  # once the verdict is decided, later events (teardown's) change nothing
 
     def feed(self, event: Event) -> None:
+        if self.frozen:
+            return
         reached_before = {sid for sid, r in self.results.items() if r.reached}
         for rs in self.resolved.steps:
             res = self.results[rs.step.id]
@@ -70,7 +73,8 @@ class Matcher:
 
     def verdict(self, events: list[Event], state: dict[str, Any] | None) -> Verdict:
         r = self.resolved
-        steps = [self.results[rs.step.id] for rs in r.steps]
+        self.frozen = True
+        steps = [self.results[rs.step.id].model_copy() for rs in r.steps]
         reached = {s.id for s in steps if s.reached}
         kscr = len(reached) / len(steps) if steps else 0.0
         missing = [sid for sid in r.required_steps if sid not in reached]

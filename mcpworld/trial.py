@@ -73,6 +73,7 @@ class Trial:
         self._tearing_down = False
         self._agent_from: int | None = None  # index of the first event that counts (once the agent may act)
         self._verdict = None
+        self._agent_done: float | None = None  # wall-clock time the agent stopped
         self.ctx = AgentContext(instruction=rt.instruction, mode=opts.mode, no_bash=opts.no_bash, tools=None, task=rt,
                                 max_steps=opts.max_steps or rt.task.max_steps)
 
@@ -196,6 +197,8 @@ class Trial:
             self._fail(Failure.AGENT_ERROR, str(e))
         except Exception as e:  # an agent bug is the agent's failure, recorded; the trial goes on to evaluate
             self._fail(Failure.AGENT_ERROR, f"{type(e).__name__}: {e}")
+        finally:
+            self._agent_done = time.time()
 
     def _app_running(self) -> bool:
         """The app we launched is up, or one the agent restarted has its probe connected."""
@@ -209,7 +212,7 @@ class Trial:
         if self.ready:
             if not self._app_running():
                 self._fail(Failure.APP_CRASH, f"the app exited with code {self.app_proc.returncode} during the trial")
-            await self.evaluator.quiet(QUIET_GAP, QUIET_LIMIT)
+            await self.evaluator.quiet(QUIET_GAP, QUIET_LIMIT, since=self._agent_done)
             with self._timed("query_s"):
                 for source in self.sources:
                     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from mcp.server.mcpserver import Context
@@ -42,9 +43,17 @@ def rename_scene(ctx: Context, name: str, new_name: str) -> dict[str, Any]:
 
 @tool(SET)
 def set_current_scene(ctx: Context, name: str) -> dict[str, Any]:
-    """Switch the program output to a scene, using the current transition."""
+    """Switch the program output to a scene, using the current transition; returns once OBS reports the new
+    program scene (as a person sees it switch), not when the request is merely accepted."""
     _req(ctx, "SetCurrentProgramScene", {"sceneName": name})
-    return ({"program_scene": name})
+    deadline = time.monotonic() + 10
+    current = None
+    while time.monotonic() < deadline:
+        current = _req(ctx, "GetCurrentProgramScene").get("currentProgramSceneName")
+        if current == name:
+            break
+        time.sleep(0.05)
+    return {"program_scene": current}
 
 
 # -- scene items ----------------------------------------------------------------------------
