@@ -62,6 +62,9 @@ class TrialResult(BaseModel):
     verdict: Verdict | None = None
     failure: Failure | None = None
     failure_detail: str = ""
+    # what went wrong with the agent itself (an error, a timeout), kept even when the verdict passed because
+    # the work was done: an oracle must have none
+    agent_failure: Failure | None = None
     forgeries: int = 0
     steps: int = 0
     max_steps: int | None = None  # the step cap in effect

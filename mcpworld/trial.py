@@ -36,6 +36,7 @@ from mcpworld.values import RunValues
 
 # after the agent: wait for a pause this long in the event stream (at most QUIET_LIMIT) before the state query
 QUIET_GAP, QUIET_LIMIT = 0.3, 3.0
+AGENT_FAILURES = (Failure.AGENT_ERROR, Failure.EXEC_TIMEOUT, Failure.STEP_CAP)
 SETUP_EVENT_TIMEOUT = 30.0
 
 
@@ -290,6 +291,7 @@ class Trial:
             agent=self.agent.name, trial=self.trial_no, run_id=self.run_id, difficulty=rt.task.difficulty,
             human_steps=rt.task.human_step_count, success=success, kscr=verdict.kscr, verdict=verdict,
             failure=failure, failure_detail=detail, forgeries=forgeries, steps=self.ctx.steps,
+            agent_failure=self.failure if self.failure in AGENT_FAILURES else None,
             tool_calls=log.count if log else 0, tool_calls_by_kind=dict(log.by_kind) if log else {},
             tool_calls_by_tool=dict(log.by_tool) if log else {}, max_steps=self.ctx.max_steps,
             grouped_human_steps=rt.task.grouped_human_steps, usage=self.ctx.usage, timings=self.timings, started=started)

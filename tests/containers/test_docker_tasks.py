@@ -53,6 +53,7 @@ async def run(key: str, agent: str, mode: str, tmp_path, desktop: str = "xfce"):
 async def test_oracle_passes_in_a_container(key, tmp_path):
     result = await run(key, "oracle", api_mode(key), tmp_path)
     assert result.success and result.kscr == 1.0, describe(result)
+    assert result.agent_failure is None, result.failure_detail
 
 
 @pytest.mark.parametrize("key", SAMPLE)

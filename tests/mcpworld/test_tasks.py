@@ -89,7 +89,7 @@ def test_reproof(key, mode, agent, reproofs):
         warnings.warn(f"{key} {mode}: the GUI oracle's first attempt failed, retried once: {first_failure}")
     assert result.success, describe(result)
     assert result.kscr == 1.0, describe(result)
-    assert result.failure is None
+    assert result.failure is None and result.agent_failure is None, result.failure_detail
     kinds = set(result.tool_calls_by_kind)
     assert kinds <= ({"gui"} if mode == "gui" else {"mcp", "gui"}), kinds
     assert result.steps == sum(s.is_action for s in rt.task.oracle_for(mode))

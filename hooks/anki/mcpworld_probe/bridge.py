@@ -266,7 +266,7 @@ def m_set_preferences(col, p, done):
         prefs.backups.minimum_interval_mins = int(p["backup_interval_mins"])
     if p.get("default_search_text") is not None:
         prefs.editing.default_search_text = p["default_search_text"]
-    _op(lambda c: c.set_preferences(prefs), done, lambda out: None)
+    _op(lambda c: c.set_preferences(prefs), done, lambda out: anki_state.read(col)["prefs"])
 
 
 def m_store_media_file(col, p, done):
