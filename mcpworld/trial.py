@@ -111,6 +111,8 @@ class Trial:
                 await self._start_gateway(launching)
             await launching
             await self._setup()
+            for source in self.sources:  # the state the agent starts from, recorded before anything counts
+                await source.begin()
             # only what happens from here on counts: start-up and set-up milestones never reach a key step
             self._agent_from = len(self.evaluator.log.events)
             self.evaluator.subscribe(self.matcher.feed)
@@ -221,10 +223,12 @@ class Trial:
                     except SourceError as e:
                         self._fail(source.failure, str(e))
             await self._final_screenshot()
-        counted = self.evaluator.log.events[self._agent_from:] if self._agent_from is not None else []
-        states = [e.payload for e in counted if e.source == Source.QUERY]
+        events = self.evaluator.log.events
+        counted = events[self._agent_from:] if self._agent_from is not None else []
+        before = [e.payload for e in events[:self._agent_from or 0] if e.source == Source.QUERY]
+        after = [e.payload for e in counted if e.source == Source.QUERY]
         # decided once, before teardown (a task check may read files the teardown deletes)
-        self._verdict = self.matcher.verdict(counted, states[-1] if states else None)
+        self._verdict = self.matcher.verdict(counted, after[-1] if after else None, before[-1] if before else None)
 
     async def _teardown(self) -> None:
         with self._timed("teardown_s"):
@@ -284,7 +288,8 @@ class Trial:
         success = verdict.success and self.failure != Failure.SETUP_ERROR
         failure, detail = (None, self.failure_detail) if success else (self.failure, self.failure_detail)
         if not success and failure is None:
-            failure = Failure.SUSPECTED_FORGERY if forgeries else Failure.EVALUATED_FAILED
+            failure = (Failure.SUSPECTED_FORGERY if forgeries else Failure.COLLATERAL if verdict.collateral
+                       else Failure.EVALUATED_FAILED)
             detail = verdict.reason
         result = TrialResult(
             task=rt.key, template=rt.task.template, app=rt.app.id, mode=self.opts.mode, no_bash=self.opts.no_bash,

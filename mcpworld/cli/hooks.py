@@ -60,5 +60,23 @@ def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m")):
         table.add_row(s.id, "yes" if s.reached else "no", s.event_name or "-", e.get("source", "-"),
                       json.dumps(e.get("payload", {}))[:80] if e else (s.error or "-"))
     console.print(table)
+    _print_state_changes(rt, list(events.values()))
     console.print(f"verdict: {result.verdict.reason}; events: {trial.dir.events}")
     raise typer.Exit(0 if result.success else 1)
+
+
+def _print_state_changes(rt, events: list[dict]) -> None:
+    """What the oracle changed in the queried state, and whether the task's success.changes allows it:
+    the material for writing `success.changes`."""
+    from evaluator.statediff import collateral, diff
+
+    states = [e["payload"] for e in events if e.get("source") == "query"]
+    spec = rt.state_diff
+    if spec is None or len(states) < 2:
+        return
+    changes = diff(states[0], states[-1], spec.keys, spec.ignore)
+    bad = {c.path for c in collateral(changes, spec.allowed)}
+    console.print(f"state changes from start to end ({len(changes)}; success.changes allows "
+                  f"{len(changes) - len(bad)}):", highlight=False)
+    for c in changes:
+        console.print(f"  {'[red]not allowed[/red]' if c.path in bad else 'allowed'}  {c.brief()}", highlight=False)

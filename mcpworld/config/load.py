@@ -21,6 +21,7 @@ from mcpworld.config.modules import load_ref
 from mcpworld.config.task import KeyStep, OracleStep, Task
 from mcpworld.config.templating import check_placeholders, expand, expand_tree
 from mcpworld.errors import ConfigError, ConfigErrors
+from mcpworld.sources.query import StateQuerySource
 from mcpworld.values import ENV_PLACEHOLDERS, runtime_names
 
 
@@ -29,6 +30,13 @@ class ResolvedStep:
     step: KeyStep
     where: Pred
     check: Callable[..., bool] | None
+
+
+@dataclass
+class StateDiff:
+    keys: dict[str, str]
+    ignore: list[str]
+    allowed: dict[str, Pred | bool]  # success.changes, compiled
 
 
 @dataclass
@@ -42,6 +50,7 @@ class ResolvedTask:
     steps: list[ResolvedStep]
     success_state: Pred | None
     success_check: Callable[..., bool] | None
+    state_diff: StateDiff | None  # how start and end states compare (None: the task has no state query)
     required_steps: list[str]
     key: str = ""  # "anki/161"
     raw: dict[str, Any] = field(default_factory=dict)
@@ -138,6 +147,23 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
             errors.append(ConfigError(file, e.path, e.problem))
         except (KeyError, ValueError) as e:
             errors.append(ConfigError(file, "success.state", f"unknown placeholder {e}"))
+    state_diff = None
+    query = app.sources.get(StateQuerySource.key)
+    if StateQuerySource.wanted(query, task):
+        allowed: dict[str, Pred | bool] = {}
+        for name, rule in task.success.changes.items():
+            if rule is True or rule is False:
+                allowed[name] = rule
+                continue
+            try:
+                allowed[name] = compile_where(expand_tree(rule, params), f"success.changes.{name}")
+            except PredicateError as e:
+                errors.append(ConfigError(file, e.path, e.problem))
+            except (KeyError, ValueError) as e:
+                errors.append(ConfigError(file, f"success.changes.{name}", f"unknown placeholder {e}"))
+        state_diff = StateDiff(dict(query.keys), list(query.ignore), allowed)
+    elif task.success.changes:
+        errors.append(ConfigError(file, "success.changes", f"needs a state query, but app '{app.id}' has none or the task disables it"))
     success_check = None
     if task.success.check:
         try:
@@ -196,7 +222,8 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     except (KeyError, ValueError) as e:
         raise ConfigError(file, "instruction", str(e)) from None
     return ResolvedTask(task=task, app=app, folder=file.parent, instruction=instruction, steps=steps,
-                        success_state=state_pred, success_check=success_check, required_steps=required,
+                        success_state=state_pred, success_check=success_check, state_diff=state_diff,
+                        required_steps=required,
                         key=f"{task.app}/{task.id}", raw=raw)
 
 

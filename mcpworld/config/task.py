@@ -45,6 +45,10 @@ class Success(_Model):
     key_steps: Literal["all"] | list[str] = "all"
     state: dict[str, Any] = Field(default_factory=dict, description="predicate over the final state query payload")
     check: str | None = Field(default=None, description="'file.py:function', (events, state, params) -> bool")
+    changes: dict[str, bool | dict[str, Any]] = Field(default_factory=dict, description=(
+        "what the task may change in the queried state, per top-level field: true (anything), or a where an "
+        "item must match before or after its change. Every other change between the state at the start and "
+        "at the end is collateral damage and fails the trial"))
 
 
 class FileMilestone(_Model):
