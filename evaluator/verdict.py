@@ -111,4 +111,4 @@ class Matcher:
         spec = self.resolved.state_diff
         if spec is None or start is None or end is None:
             return []
-        return [c.brief() for c in collateral(diff(start, end, spec.keys, spec.ignore), spec.allowed)]
+        return [c.brief() for c in collateral(diff(start, end, spec.keys, spec.ignore, spec.sets), spec.allowed)]

@@ -74,7 +74,7 @@ def _print_state_changes(rt, events: list[dict]) -> None:
     spec = rt.state_diff
     if spec is None or len(states) < 2:
         return
-    changes = diff(states[0], states[-1], spec.keys, spec.ignore)
+    changes = diff(states[0], states[-1], spec.keys, spec.ignore, spec.sets)
     bad = {c.path for c in collateral(changes, spec.allowed)}
     console.print(f"state changes from start to end ({len(changes)}; success.changes allows "
                   f"{len(changes) - len(bad)}):", highlight=False)

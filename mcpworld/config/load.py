@@ -36,6 +36,7 @@ class ResolvedStep:
 class StateDiff:
     keys: dict[str, str]
     ignore: list[str]
+    sets: list[str]
     allowed: dict[str, Pred | bool]  # success.changes, compiled
 
 
@@ -161,7 +162,7 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
                 errors.append(ConfigError(file, e.path, e.problem))
             except (KeyError, ValueError) as e:
                 errors.append(ConfigError(file, f"success.changes.{name}", f"unknown placeholder {e}"))
-        state_diff = StateDiff(dict(query.keys), list(query.ignore), allowed)
+        state_diff = StateDiff(dict(query.keys), list(query.ignore), list(query.sets), allowed)
     elif task.success.changes:
         errors.append(ConfigError(file, "success.changes", f"needs a state query, but app '{app.id}' has none or the task disables it"))
     success_check = None
