@@ -40,16 +40,24 @@ def hooks_trace(
 
 
 @app.command("check")
-def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m")):
-    """Run the task's oracle and show which key step fired from which event."""
+def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m"),
+                solution: Optional[str] = typer.Option(None, help="replay this near miss or alternative (its id) "
+                                                                  "instead of the oracle; it runs in its own mode")):
+    """Run the task's oracle (or one of its near misses or alternatives) and show which key step fired from
+    which event, and what changed in the app's state."""
     from mcpworld.agents import make_agent
     from mcpworld.trial import Trial, TrialOptions
 
     check_modes([mode])
     _, tasks = load()
     rt = select(tasks, [task], [])[0]
+    if solution:
+        try:
+            mode = str(rt.task.solution(solution).mode)
+        except KeyError:
+            fail(f"{task} has no near miss or alternative '{solution}'")
     out = paths.new_run_dir("check")
-    trial = Trial(rt, make_agent("oracle"), TrialOptions(mode=mode), out)
+    trial = Trial(rt, make_agent("oracle", solution=solution), TrialOptions(mode=mode), out)
     result = asyncio.run(trial.run())
     events = {(e["stream"], e["seq"]): e for e in map(json.loads, trial.dir.events.read_text().splitlines())}
     table = Table(title=f"{task} ({mode}): {'pass' if result.success else 'fail'}")

@@ -76,6 +76,15 @@ class Oracle(_Model):
     gui: list[OracleStep] | None = None
 
 
+class Solution(_Model):
+    """Another scripted solution: a near miss that must fail, or a right alternative that must pass."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    why: str = Field(description="what is wrong with it (a near miss), or which other path it takes (an alternative)")
+    mode: Mode = Field(default=Mode.MCP, description="the mode whose tools it uses")
+    steps: list[OracleStep] = Field(min_length=1)
+
+
 class Task(_Model):
     template: int = Field(description="template id in the MCPWorld paper's Appendix E")
     app: str
@@ -96,6 +105,9 @@ class Task(_Model):
     timeout: float = Field(default=300.0, gt=0)
     max_steps: int = Field(default=50, gt=0)
     oracle: Oracle = Oracle()
+    near_misses: list[Solution] = Field(default_factory=list, description="wrong-but-close solutions (over-broad, "
+                                        "duplicated, the wrong method, partial, a file forged from bash): each must fail")
+    alternatives: list[Solution] = Field(default_factory=list, description="other right solutions: each must pass")
     setup: list[OracleStep] = Field(default_factory=list, description="MCP/bash calls that put the app in the task's "
                                     "starting state once it is up (e.g. a recording running); their events never count")
     setup_events: list[str] = Field(default_factory=list, description="milestones that mark the set-up as done "
@@ -131,6 +143,12 @@ class Task(_Model):
         if mode == Mode.MCP:
             return self.oracle.mcp
         return self.oracle.mcp or self.oracle.gui
+
+    def solution(self, solution_id: str) -> Solution:
+        for s in [*self.near_misses, *self.alternatives]:
+            if s.id == solution_id:
+                return s
+        raise KeyError(solution_id)
 
     def instruction_text(self) -> str:
         from mcpworld.config.templating import expand
