@@ -176,9 +176,10 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     later = frozenset(runtime_names(app))
     servers = ", ".join(app.mcp_servers) or "no"
 
-    def tools_of(mode: Mode | None) -> Callable[[OracleStep], str | None]:
+    def tools_of(mode: Mode | None, oracle: bool = False) -> Callable[[OracleStep], str | None]:
+        """The tools a step may use in `mode` (a GUI oracle: the computer tool alone)."""
         def check(st: OracleStep) -> str | None:
-            if mode == Mode.GUI and st.tool != COMPUTER_TOOL:
+            if oracle and mode == Mode.GUI and st.tool != COMPUTER_TOOL:
                 return f"a GUI oracle uses only the computer tool, not '{st.tool}'"
             if st.tool == COMPUTER_TOOL and mode in (Mode.GUI, Mode.HYBRID):
                 return None
@@ -187,7 +188,7 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
             return None
         return check
 
-    groups = [(f"oracle.{m}", getattr(task.oracle, m) or [], tools_of(m)) for m in (Mode.GUI, Mode.MCP)]
+    groups = [(f"oracle.{m}", getattr(task.oracle, m) or [], tools_of(m, oracle=True)) for m in (Mode.GUI, Mode.MCP)]
     groups.append(("setup", task.setup, tools_of(Mode.MCP)))
     for kind in ("near_misses", "alternatives"):
         groups += [(f"{kind}[{i}].steps", sol.steps, tools_of(sol.mode)) for i, sol in enumerate(getattr(task, kind))]
