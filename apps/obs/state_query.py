@@ -33,6 +33,21 @@ def query(ctx) -> dict:
     return state
 
 
+THUMB = (16, 9)  # each scene as OBS renders it, this small: what a saved screenshot is compared with
+
+
+def _thumbnail(reply: dict) -> list[list[int]]:
+    """The RGB pixels of OBS's own small render of a scene (GetSourceScreenshot's base64 data URL)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    data = base64.b64decode(reply["imageData"].split(",", 1)[1])
+    with Image.open(io.BytesIO(data)) as im:
+        return [list(px) for px in im.convert("RGB").resize(THUMB).getdata()]
+
+
 def _files(folder: str) -> list[dict]:
     out = []
     for root, _dirs, files in os.walk(folder):
@@ -77,7 +92,11 @@ def _from_websocket(ctx) -> dict:
                                                                          "parameterName": name}).get("parameterValue")
         service = req("GetStreamServiceSettings")
         video = req("GetVideoSettings")
+        thumbs = {name: _thumbnail(req("GetSourceScreenshot", {"sourceName": name, "imageFormat": "png",
+                                                               "imageWidth": THUMB[0], "imageHeight": THUMB[1]}))
+                  for name in scene_names}
         return {
+            "scene_thumbs": thumbs,
             "scenes": scene_names, "program_scene": scenes["currentProgramSceneName"], "scene_items": items,
             "inputs": inputs, "filters": filters,
             "transitions": [{"name": t["transitionName"], "kind": t["transitionKind"]} for t in tlist["transitions"]],
