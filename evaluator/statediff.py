@@ -12,7 +12,8 @@ under `ignore` (derived counts, where the state was read from) are left out.
 A task says what it may change under `success.changes`: per top-level field, `true` (anything in it), or
 a `where` that one of the records enclosing the change (the note of a card, the card itself), before or
 after the change, must match. A record of a dict collection carries its key as "key", a set member is
-{"value": v}. Everything else that changed is collateral and fails the trial.
+{"value": v}, and each field name on the way down is a record {"field": name} (to allow one setting of
+a group: {"field": {"$in": ["VBitrate", "ABitrate"]}}). Everything else that changed is collateral and fails the trial.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class _Differ:
             keyed = path == field  # a top-level dict is a collection of named records; deeper dicts are fields
             for k in sorted(set(a) | set(b), key=str):
                 sub = f"{path}[{k}]" if keyed else f"{path}.{k}"
-                rec = [_named(k, a), _named(k, b)] if keyed else []
+                rec = [_named(k, a), _named(k, b)] if keyed else [{"field": k}]
                 self.walk(field, sub, a.get(k), b.get(k), records + rec, k in a, k in b)
         elif isinstance(a, list) and isinstance(b, list) and pattern in self.keys:
             key = self.keys[pattern]
