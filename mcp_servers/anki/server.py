@@ -214,17 +214,17 @@ def set_card_template(ctx: Context, note_type: str, front: str | None = None, ba
 
 @tool(READ)
 def get_preferences(ctx: Context) -> dict[str, Any]:
-    """Current preferences: default_search_text, learn_ahead_mins, rollover (next day starts at, hour),
-    backup_interval_mins."""
+    """Every collection preference (the Preferences window's scheduling, reviewing, editing and backup
+    settings) by Anki's own names, e.g. "scheduling.rollover" (the hour the next day starts),
+    "scheduling.learn_ahead_secs", "editing.default_search_text", "backups.minimum_interval_mins"."""
     return _bridge(ctx, "get_preferences")
 
 
 @tool(SET)
-def set_preferences(ctx: Context, default_search_text: str | None = None, learn_ahead_mins: int | None = None,
-                    rollover: int | None = None, backup_interval_mins: int | None = None) -> dict[str, Any]:
-    """Change preferences (only the ones given)."""
-    return _bridge(ctx, "set_preferences", default_search_text=default_search_text, learn_ahead_mins=learn_ahead_mins,
-                   rollover=rollover, backup_interval_mins=backup_interval_mins)
+def set_preferences(ctx: Context, changes: dict[str, Any]) -> dict[str, Any]:
+    """Change preferences: {name: value} with the names get_preferences returns (only those given change);
+    returns every preference after the change."""
+    return _bridge(ctx, "set_preferences", changes=changes)
 
 
 def main() -> None:

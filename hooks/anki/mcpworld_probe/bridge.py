@@ -253,20 +253,13 @@ def m_set_card_template(col, p, done):
 
 
 def m_get_preferences(col, p, done):
-    done(anki_state.read(col)["prefs"])
+    done(anki_state.preferences(col))
 
 
 def m_set_preferences(col, p, done):
     prefs = col.get_preferences()
-    if p.get("learn_ahead_mins") is not None:
-        prefs.scheduling.learn_ahead_secs = int(p["learn_ahead_mins"]) * 60
-    if p.get("rollover") is not None:
-        prefs.scheduling.rollover = int(p["rollover"])
-    if p.get("backup_interval_mins") is not None:
-        prefs.backups.minimum_interval_mins = int(p["backup_interval_mins"])
-    if p.get("default_search_text") is not None:
-        prefs.editing.default_search_text = p["default_search_text"]
-    _op(lambda c: c.set_preferences(prefs), done, lambda out: anki_state.read(col)["prefs"])
+    anki_state.set_preferences(prefs, p.get("changes") or {})
+    _op(lambda c: c.set_preferences(prefs), done, lambda out: anki_state.preferences(col))
 
 
 def m_store_media_file(col, p, done):

@@ -29,13 +29,51 @@ def read(col) -> dict:
         cards[cid] = {"id": cid, "nid": nid, "deck": decks.get(did), "deck_id": did, "queue": queue,
                       "suspended": queue == -1, "flag": flags & 7, "flag_name": FLAG_NAMES[flags & 7],
                       "type": ctype, "ivl": ivl, "due_days": (due - today) if ctype == 2 else None}
-    p = col.get_preferences()
-    prefs = {"default_search_text": col.get_config("defaultSearchText", ""),
-             "learn_ahead_mins": p.scheduling.learn_ahead_secs // 60,
-             "rollover": p.scheduling.rollover,
-             "backup_interval_mins": p.backups.minimum_interval_mins}
     return {"decks": decks, "notetypes": notetypes, "notes": notes, "cards": cards,
-            "tags": sorted(col.tags.all()), "prefs": prefs}
+            "tags": sorted(col.tags.all()), "prefs": preferences(col)}
+
+
+def preferences(col) -> dict:
+    """Every collection preference, by Anki's own names ("scheduling.rollover", "editing.default_search_text",
+    ...): all of them, so that a change to one a task did not ask for shows in the state diff."""
+    out = {}
+
+    def walk(msg, prefix):
+        for f in msg.DESCRIPTOR.fields:
+            value = getattr(msg, f.name)
+            if f.message_type is not None:
+                walk(value, prefix + f.name + ".")
+            else:
+                out[prefix + f.name] = f.enum_type.values_by_number[value].name if f.enum_type else value
+    walk(col.get_preferences(), "")
+    return out
+
+
+def set_preferences(prefs, changes: dict) -> None:
+    """Apply {"section.name": value} to a Preferences message; a wrong name or type raises ValueError."""
+    for key, value in changes.items():
+        section, _, name = key.partition(".")
+        group = getattr(prefs, section, None) if section in {f.name for f in prefs.DESCRIPTOR.fields} else None
+        fields = {f.name: f for f in group.DESCRIPTOR.fields} if group is not None else {}
+        if name not in fields:
+            known = ", ".join(sorted(f"{s.name}.{f.name}" for s in prefs.DESCRIPTOR.fields for f in s.message_type.fields))
+            raise ValueError(f"unknown preference {key!r} (known: {known})")
+        f = fields[name]
+        if f.enum_type is not None and isinstance(value, str):
+            if value not in f.enum_type.values_by_name:
+                raise ValueError(f"{key}: {value!r} is not one of {', '.join(f.enum_type.values_by_name)}")
+            value = f.enum_type.values_by_name[value].number
+        elif f.type == f.TYPE_BOOL:
+            if not isinstance(value, bool):
+                raise ValueError(f"{key}: expected true or false, got {value!r}")
+        elif f.type == f.TYPE_STRING:
+            value = str(value)
+        else:
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"{key}: expected a whole number, got {value!r}") from None
+        setattr(group, name, value)
 
 
 def media(col) -> list[dict]:
