@@ -48,8 +48,9 @@ async def lifespan(server: MCPServer) -> AsyncIterator[Bridge]:
 
 
 mcp = MCPServer("anki", lifespan=lifespan,
-                instructions="Tools for the running Anki desktop app: decks, notes, note types, tags, "
-                             "scheduling, search, find-and-replace, undo and preferences.")
+                instructions="Tools for the running Anki desktop app: decks and their options, notes, cards, "
+                             "note types, tags, media, scheduling, search, find-and-replace, undo and "
+                             "preferences.")
 
 
 def tool(annotations: ToolAnnotations):
@@ -210,6 +211,63 @@ def set_card_template(ctx: Context, note_type: str, front: str | None = None, ba
                       css: str | None = None) -> dict[str, Any]:
     """Change a card template's front and/or back HTML (default: the first template), and optionally the CSS."""
     return _bridge(ctx, "set_card_template", note_type=note_type, template=template, front=front, back=back, css=css)
+
+
+@tool(READ)
+def list_tags(ctx: Context) -> list[str]:
+    """Every tag in the collection."""
+    return _bridge(ctx, "list_tags")
+
+
+@tool(SET)
+def rename_tag(ctx: Context, tag: str, new_name: str) -> dict[str, Any]:
+    """Rename a tag (and its child tags) on every note that has it."""
+    return _bridge(ctx, "rename_tag", tag=tag, new_name=new_name)
+
+
+@tool(READ)
+def find_cards(ctx: Context, query: str, limit: int = 100) -> list[dict[str, Any]]:
+    """Cards matching an Anki search, with their deck, template, scheduling (queue, type, due, interval,
+    ease, reviews, lapses), flag and whether suspended."""
+    return _bridge(ctx, "find_cards", query=query, limit=limit)
+
+
+@tool(ACT)
+def forget_cards(ctx: Context, query: str, restore_position: bool = False, reset_counts: bool = False) -> dict[str, Any]:
+    """Reset the matching cards to new (Browse > Cards > Reset)."""
+    return _bridge(ctx, "forget_cards", query=query, restore_position=restore_position, reset_counts=reset_counts)
+
+
+@tool(SET)
+def rename_field(ctx: Context, note_type: str, field: str, new_name: str) -> dict[str, Any]:
+    """Rename a note type's field (templates referring to it follow)."""
+    return _bridge(ctx, "rename_field", note_type=note_type, field=field, new_name=new_name)
+
+
+@tool(REMOVE)
+def remove_field(ctx: Context, note_type: str, field: str) -> dict[str, Any]:
+    """Remove a field from a note type, and its content from every note of that type."""
+    return _bridge(ctx, "remove_field", note_type=note_type, field=field)
+
+
+@tool(ADD)
+def add_card_template(ctx: Context, note_type: str, name: str, front: str, back: str) -> dict[str, Any]:
+    """Add a card template (a card type) to a note type: its front and back HTML."""
+    return _bridge(ctx, "add_card_template", note_type=note_type, name=name, front=front, back=back)
+
+
+@tool(READ)
+def get_deck_options(ctx: Context, deck: str) -> dict[str, Any]:
+    """The options preset a deck uses, with Anki's keys (e.g. new.perDay, rev.perDay, new.delays,
+    lapse.leechFails, maxTaken); the preset may be shared by other decks."""
+    return _bridge(ctx, "get_deck_options", deck=deck)
+
+
+@tool(SET)
+def set_deck_options(ctx: Context, deck: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """Change the options preset a deck uses: {dotted key: value}, e.g. {"new.perDay": 10}. Every deck
+    sharing the preset changes with it."""
+    return _bridge(ctx, "set_deck_options", deck=deck, changes=changes)
 
 
 @tool(READ)

@@ -30,7 +30,18 @@ def read(col) -> dict:
                       "suspended": queue == -1, "flag": flags & 7, "flag_name": FLAG_NAMES[flags & 7],
                       "type": ctype, "ivl": ivl, "due_days": (due - today) if ctype == 2 else None}
     return {"decks": decks, "notetypes": notetypes, "notes": notes, "cards": cards,
-            "tags": sorted(col.tags.all()), "prefs": preferences(col)}
+            "tags": sorted(col.tags.all()), "prefs": preferences(col),
+            "deck_options": deck_options(col), "deck_presets": deck_presets(col)}
+
+
+def deck_options(col) -> dict:
+    """Every deck options preset (Anki's own keys: new.perDay, rev.perDay, lapse.leechFails, ...),
+    bookkeeping (mod, usn) left out; which deck uses which is on the deck (`deck_presets`)."""
+    return {c["id"]: {k: v for k, v in c.items() if k not in ("mod", "usn")} for c in col.decks.all_config()}
+
+
+def deck_presets(col) -> dict:
+    return {d["id"]: d.get("conf") for d in col.decks.all() if not d.get("dyn")}
 
 
 def preferences(col) -> dict:
@@ -100,12 +111,13 @@ def state(snap: dict) -> dict:
     for n in snap["notes"].values():
         cs = sorted(cards_of.get(n["id"], []), key=lambda c: c["id"])
         notes.append({**n, "deck": cs[0]["deck"] if cs else None, "cards": cs})
-    return {"decks": [{"id": i, "name": name} for i, name in snap["decks"].items()],
+    presets = snap.get("deck_presets", {})
+    return {"decks": [{"id": i, "name": name, "options": presets.get(i)} for i, name in snap["decks"].items()],
             "deck_names": sorted(snap["decks"].values()),
             "notes": notes, "note_count": len(notes), "card_count": len(snap["cards"]),
             "notetypes": list(snap["notetypes"].values()),
             "notetype_names": sorted(nt["name"] for nt in snap["notetypes"].values()),
-            "tags": snap["tags"], "prefs": snap["prefs"]}
+            "tags": snap["tags"], "prefs": snap["prefs"], "deck_options": list(snap["deck_options"].values())}
 
 
 def _card_payload(card: dict, notes: dict) -> dict:
@@ -172,6 +184,17 @@ def diff(old: dict, new: dict) -> list[tuple[str, dict]]:
         out.append(("tag_added", {"tag": t}))
     for t in sorted(ot - nt):
         out.append(("tag_removed", {"tag": t}))
+
+    oo, no = old["deck_options"], new["deck_options"]
+    for cid in sorted(oo.keys() | no.keys()):
+        if oo.get(cid) != no.get(cid):
+            a, b = oo.get(cid) or {}, no.get(cid) or {}
+            out.append(("deck_options_changed", {**(b or a), "removed": not b, "added": not a,
+                                                 "changed": sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))}))
+    op, np = old.get("deck_presets", {}), new.get("deck_presets", {})
+    for did in sorted(op.keys() & np.keys()):
+        if op[did] != np[did]:
+            out.append(("deck_preset_changed", {"id": did, "name": nd.get(did), "old": op[did], "options": np[did]}))
 
     for k, v in new["prefs"].items():
         if old["prefs"].get(k) != v:
