@@ -204,6 +204,9 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     elif task.grouped_human_steps is not None and task.human_step_count is not None and not 1 <= task.grouped_human_steps <= task.human_step_count:
         errors.append(ConfigError(file, "grouped_human_steps", f"{task.grouped_human_steps} groups for "
                                   f"{task.human_step_count} human steps (must be 1 to {task.human_step_count})"))
+    if task.paper_key_steps is not None and task.paper_key_steps != len(task.key_steps) and not task.notes:
+        errors.append(ConfigError(file, "key_steps", f"{len(task.key_steps)} key steps where the paper's template has "
+                                  f"{task.paper_key_steps}: mirror it, or say why not in notes"))
     if errors:
         raise ConfigErrors(errors)
     try:

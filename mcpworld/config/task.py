@@ -96,6 +96,9 @@ class Task(_Model):
     modes: list[Mode] = Field(default_factory=lambda: list(MODES))
     status: Literal["ready", "unavailable", "stub"] = "ready"
     status_reason: str = Field(default="", description="why a task is not ready (shown in reports)")
+    paper_key_steps: int | None = Field(default=None, ge=0, description="the template's key-step count in the paper's "
+                                        "Appendix E, which key_steps mirror unless `notes` says why not")
+    notes: str = Field(default="", description="where and why the task departs from its template")
     context_data: list[CopySpec] = Field(default_factory=list)
     file_milestones: list[FileMilestone] = Field(default_factory=list)
     frida_scripts: list[str] = Field(default_factory=list, description="the task's own hook scripts, in its folder")
