@@ -230,7 +230,10 @@ mcpworld.hook('obs_hotkey_trigger_routed_callback', {
   onEnter(a) {
     const id = a[0].toUInt32();
     if (!(id in hotkeyNames)) learnHotkeys();
-    mcpworld.emit('hotkey_pressed', {id: id, name: hotkeyNames[id] || null, pressed: (a[1].toInt32() & 0xff) !== 0});
+    // A key press reaches this through the frontend, which routes it to the Qt main thread (tid == pid);
+    // obs-websocket's TriggerHotkeyByName calls it from its own thread: `by_key` tells the two apart.
+    mcpworld.emit('hotkey_pressed', {id: id, name: hotkeyNames[id] || null, pressed: (a[1].toInt32() & 0xff) !== 0,
+                                     by_key: Process.getCurrentThreadId() === Process.id});
   },
 }, LIBOBS);
 

@@ -63,3 +63,17 @@ def test_a_verdict_never_contradicts_its_own_record(tmp_path):
     assert not m.results["added"].reached
     again = m.verdict([], None)
     assert again.key_steps == verdict.key_steps
+
+
+def test_states_read_two_ways_compare_what_both_hold(tmp_path):
+    """OBS closed by the agent: the end state comes from its files, which lack what only obs-websocket
+    tells (thumbnails, audio); that absence is no collateral, but a change in what both hold still is."""
+    folder = tmp_path / "obs" / "88"
+    folder.mkdir(parents=True)
+    (folder / "task.json").write_text(json.dumps({**T88, "success": {"changes": {"scene_items": True}}}))
+    rt = load_task(folder / "task.json", load_apps())
+    start = {"read_from": "websocket", "scenes": ["Main"], "audio": {"Mic": {"muted": False}}, "scene_thumbs": {"Main": []}}
+    same = {"read_from": "files", "scenes": ["Main"]}
+    assert Matcher(rt)._collateral(start, same) == []
+    assert Matcher(rt)._collateral(start, {**same, "scenes": ["Main", "Extra"]}) != []
+    assert Matcher(rt)._collateral(start, {**start, "audio": {"Mic": {"muted": True}}}) != []
