@@ -23,6 +23,7 @@ class Failure(StrEnum):
     EXEC_TIMEOUT = "exec_timeout"            # the agent ran out of time
     STEP_CAP = "step_cap"                    # the agent ran out of steps
     EVALUATED_FAILED = "evaluated_failed"    # everything ran; the verdict is no
+    COLLATERAL = "collateral"                # ... because the agent changed what the task did not ask for
     SUSPECTED_FORGERY = "suspected_forgery"  # ... and someone sent unauthenticated events
 
 
