@@ -241,8 +241,13 @@ class Trial:
             if self.registry:
                 try:
                     await self.registry.close()
-                except Exception as e:
-                    self.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"error": str(e)})
+                except BaseException as e:
+                    # an MCP client closing under load can end in a BaseExceptionGroup (its task group's
+                    # cancelled readers): recorded, and teardown goes on; only our own cancellation stops it
+                    task = asyncio.current_task()
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)) or (task is not None and task.cancelling()):
+                        raise
+                    self.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"error": repr(e)})
             if self.env is not None:
                 self._save_logs()
                 await self.env.close()

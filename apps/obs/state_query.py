@@ -15,6 +15,13 @@ from pathlib import Path
 logging.getLogger("obsws_python").setLevel(logging.CRITICAL)
 
 # profile parameters tasks look at (category, name)
+# what OBS assumes for profile parameters its basic.ini leaves out (its config defaults, which obs-websocket
+# reports): so that a state read from the files compares with one read live
+PROFILE_DEFAULTS = {("SimpleOutput", "VBitrate"): "2500", ("SimpleOutput", "ABitrate"): "160",
+                    ("SimpleOutput", "Preset"): "veryfast", ("SimpleOutput", "RecQuality"): "Stream",
+                    ("SimpleOutput", "RecRB"): "false", ("SimpleOutput", "RecRBTime"): "20"}
+# the transitions every collection has, by the kind obs-websocket names; Cut has no duration of its own
+BUILTIN_TRANSITIONS = {"Cut": "cut_transition", "Fade": "fade_transition"}
 PROFILE_PARAMS = [("Output", "Mode"), ("SimpleOutput", "FilePath"), ("SimpleOutput", "RecFormat"),
                   ("SimpleOutput", "VBitrate"), ("SimpleOutput", "ABitrate"), ("SimpleOutput", "Preset"),
                   ("SimpleOutput", "RecRB"), ("SimpleOutput", "RecRBTime"), ("SimpleOutput", "RecQuality")]
@@ -146,6 +153,14 @@ def _file_transform(i: dict) -> dict:
             "crop": [i.get("crop_left", 0), i.get("crop_top", 0), i.get("crop_right", 0), i.get("crop_bottom", 0)]}
 
 
+def _file_transition(data: dict) -> dict:
+    name = data.get("current_transition")
+    custom = {t.get("name"): t for t in data.get("transitions", [])}
+    kind = BUILTIN_TRANSITIONS.get(name) or custom.get(name, {}).get("id")
+    return {"name": name, "kind": kind, "duration_ms": None if kind == "cut_transition" else data.get("transition_duration"),
+            "settings": custom.get(name, {}).get("settings")}
+
+
 def _from_files(ctx) -> dict:
     config = Path(ctx.values.path("config"))
     glob = configparser.ConfigParser(strict=False, interpolation=None)
@@ -156,10 +171,11 @@ def _from_files(ctx) -> dict:
     data = json.loads((config / "basic" / "scenes" / f"{coll_file}.json").read_text())
     sources = {s["name"]: s for s in data.get("sources", [])}
     scene_names = [s["name"] for s in data.get("scene_order", [])]
-    items = {n: [{"source": i["name"], "kind": sources.get(i["name"], {}).get("id"), "visible": i.get("visible", True),
+    kind = {n: src.get("versioned_id") or src.get("id") for n, src in sources.items()}
+    items = {n: [{"source": i["name"], "kind": kind.get(i["name"]), "visible": i.get("visible", True),
                   "locked": i.get("locked", False), "transform": _file_transform(i)}
                  for i in sources.get(n, {}).get("settings", {}).get("items", [])] for n in scene_names}
-    inputs = {n: {"kind": s["id"], "settings": s.get("settings", {})} for n, s in sources.items() if s["id"] != "scene"}
+    inputs = {n: {"kind": kind[n], "settings": s.get("settings", {})} for n, s in sources.items() if s["id"] != "scene"}
     filters = {n: [{"name": f["name"], "kind": f["id"], "enabled": f.get("enabled", True), "settings": f.get("settings", {})}
                    for f in s.get("filters", [])] for n, s in sources.items() if s.get("filters")}
     prof = configparser.ConfigParser(strict=False, interpolation=None)
@@ -167,9 +183,9 @@ def _from_files(ctx) -> dict:
     prof.read(config / "basic" / "profiles" / profile_dir / "basic.ini")
     params: dict[str, dict] = {}
     for c, n in PROFILE_PARAMS:
-        params.setdefault(c, {})[n] = prof.get(c, n, fallback=None)
+        params.setdefault(c, {})[n] = prof.get(c, n, fallback=PROFILE_DEFAULTS.get((c, n)))
     return {"scenes": scene_names, "program_scene": data.get("current_program_scene"), "scene_items": items,
             "inputs": inputs, "filters": filters,
-            "transition": {"name": data.get("current_transition"), "duration_ms": data.get("transition_duration")},
+            "transition": _file_transition(data),
             "profile": glob.get("Basic", "Profile", fallback=None), "profile_params": params,
             "scene_collection": data.get("name"), "recording": False}

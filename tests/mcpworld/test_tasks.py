@@ -70,7 +70,9 @@ def reproofs(tmp_path_factory) -> dict:
 
     async def all_of_them():
         gate = asyncio.Semaphore(PARALLEL)
-        return dict(await asyncio.gather(*(one(gate, *p) for p in PLAN)))
+        # one trial raising must not cancel the others: its own test reports it
+        done = await asyncio.gather(*(one(gate, *p) for p in PLAN), return_exceptions=True)
+        return {p: r[1] if not isinstance(r, BaseException) else (r, None) for p, r in zip(PLAN, done)}
 
     return asyncio.run(all_of_them())
 
@@ -79,6 +81,8 @@ def reproofs(tmp_path_factory) -> dict:
 def test_reproof(key, mode, agent, reproofs):
     rt = TASKS[key]
     result, first_failure = reproofs[(key, mode, agent)]
+    if isinstance(result, BaseException):
+        raise AssertionError(f"the trial raised {type(result).__name__}: {result!r}")
     if agent == "null":
         assert not result.success, "the null agent passed: the task's checks do not depend on the agent's work"
         assert result.failure == "evaluated_failed", describe(result)
