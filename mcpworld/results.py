@@ -28,7 +28,8 @@ class Failure(StrEnum):
 
 
 # a trial that failed only because its verdict said so: the run itself worked (null-agent and bench runs)
-RAN = (None, Failure.EVALUATED_FAILED)
+VERDICT_FAILURES = (Failure.EVALUATED_FAILED, Failure.COLLATERAL)
+RAN = (None, *VERDICT_FAILURES)
 
 
 class Timings(BaseModel):

@@ -21,10 +21,9 @@ from gateway.modes import Mode
 from mcpworld import paths
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
-from mcpworld.results import Failure, TrialResult
+from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult  # noqa: F401  (VERDICT_FAILURES: what a near miss fails on)
 
 RECORD_FILE = "verified.json"
-VERDICT_FAILURES = (Failure.EVALUATED_FAILED, Failure.COLLATERAL)  # a near miss must fail on these, not crash
 RECORD_VERSION = 1
 GUI_SAMPLE = 6           # GUI oracles CI re-proves besides the changed ones
 SAMPLE_SEED = "mcpworld-ci-1"
