@@ -29,12 +29,20 @@ class PredicateError(ValueError):
 
 
 def lookup(payload: Any, dotted: str) -> Any:
-    cur = payload
-    for part in dotted.split("."):
-        if isinstance(cur, Mapping) and part in cur:
-            cur = cur[part]
-        elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
-            cur = cur[int(part)]
+    """The value at a dotted path. A key that itself holds dots ("scheduling.rollover" in Anki's
+    preferences) is matched whole: at each level the longest run of parts that is a key wins."""
+    cur, parts, i = payload, dotted.split("."), 0
+    while i < len(parts):
+        if isinstance(cur, Mapping):
+            for j in range(len(parts), i, -1):
+                key = ".".join(parts[i:j])
+                if key in cur:
+                    cur, i = cur[key], j
+                    break
+            else:
+                return _MISSING
+        elif isinstance(cur, list) and parts[i].isdigit() and int(parts[i]) < len(cur):
+            cur, i = cur[int(parts[i])], i + 1
         else:
             return _MISSING
     return cur

@@ -96,13 +96,15 @@ class Evaluator:
             fn(event)
         return True
 
-    async def quiet(self, gap: float, limit: float) -> None:
-        """Wait until no event has arrived for `gap` seconds (at most `limit`): lets the milestones of
-        the agent's last actions, still in flight from the app, land before the state is read."""
+    async def quiet(self, gap: float, limit: float, since: float | None = None) -> None:
+        """Wait until no event has arrived for `gap` seconds, counted from `since` at the earliest (the
+        wall-clock time the agent stopped), and at most `limit`: lets the milestones of the agent's last
+        actions, still in flight from the app, land before the state is read. Counting from the agent's
+        end matters: a last event older than `gap` says nothing about the ones its last call set off."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit
         while loop.time() < deadline:
-            last = self.log.events[-1].received if self.log.events else None
+            last = max((self.log.events[-1].received or 0.0) if self.log.events else 0.0, since or 0.0)
             idle = time.time() - last if last else gap
             if idle >= gap:
                 return

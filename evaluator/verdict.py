@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluator.events import COUNTING_SOURCES, Event
+from evaluator.statediff import collateral, diff
 
 
 class StepResult(BaseModel):
@@ -29,6 +30,8 @@ class Verdict(BaseModel):
     kscr: float = Field(description="key steps reached / key steps annotated")
     state_ok: bool | None = None
     check_ok: bool | None = None
+    collateral: list[str] = Field(default_factory=list, description="changes to the app's state the task does "
+                                  "not allow (start-to-end state diff), each briefly")
     reason: str = ""
 
 
@@ -50,8 +53,11 @@ class Matcher:
         self.resolved = resolved
         self.params = dict(resolved.task.params)
         self.results = {rs.step.id: StepResult(id=rs.step.id) for rs in resolved.steps}
+        self.frozen = False  # once the verdict is decided, later events (teardown's) change nothing
 
     def feed(self, event: Event) -> None:
+        if self.frozen:
+            return
         reached_before = {sid for sid, r in self.results.items() if r.reached}
         for rs in self.resolved.steps:
             res = self.results[rs.step.id]
@@ -68,9 +74,11 @@ class Matcher:
                 res.reached, res.event_seq, res.event_stream = True, event.seq, event.stream
                 res.event_name, res.ts = event.name, event.ts
 
-    def verdict(self, events: list[Event], state: dict[str, Any] | None) -> Verdict:
+    def verdict(self, events: list[Event], state: dict[str, Any] | None,
+                start_state: dict[str, Any] | None = None) -> Verdict:
         r = self.resolved
-        steps = [self.results[rs.step.id] for rs in r.steps]
+        self.frozen = True
+        steps = [self.results[rs.step.id].model_copy() for rs in r.steps]
         reached = {s.id for s in steps if s.reached}
         kscr = len(reached) / len(steps) if steps else 0.0
         missing = [sid for sid in r.required_steps if sid not in reached]
@@ -91,6 +99,20 @@ class Matcher:
                 reasons.append(f"success check raised {type(e).__name__}: {e}")
             if not check_ok and not reasons:
                 reasons.append("success check failed")
-        success = not missing and state_ok is not False and check_ok is not False
+        damage = self._collateral(start_state, state)
+        if damage:
+            shown = ", ".join(damage[:5]) + (f" and {len(damage) - 5} more" if len(damage) > 5 else "")
+            reasons.append(f"collateral changes the task does not ask for: {shown}")
+        success = not missing and state_ok is not False and check_ok is not False and not damage
         return Verdict(success=success, key_steps=steps, kscr=kscr, state_ok=state_ok, check_ok=check_ok,
-                       reason="; ".join(reasons) or "all key steps reached and the final state holds")
+                       collateral=damage, reason="; ".join(reasons) or "all key steps reached and the final state holds")
+
+    def _collateral(self, start: dict[str, Any] | None, end: dict[str, Any] | None) -> list[str]:
+        spec = self.resolved.state_diff
+        if spec is None or start is None or end is None:
+            return []
+        if start.get("read_from") != end.get("read_from"):
+            # read two ways (the app gone at the end: its files): only what both readings hold compares
+            both = start.keys() & end.keys()
+            start, end = {k: start[k] for k in both}, {k: end[k] for k in both}
+        return [c.brief() for c in collateral(diff(start, end, spec.keys, spec.ignore, spec.sets), spec.allowed)]

@@ -23,6 +23,7 @@ class _Recorder(OracleAgent):
     wait_for_windows = False
 
     def __init__(self) -> None:
+        super().__init__()
         self.windows: list[str | None] = []
 
     async def after_step(self, ctx: AgentContext, index: int, step) -> None:

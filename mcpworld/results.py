@@ -23,11 +23,13 @@ class Failure(StrEnum):
     EXEC_TIMEOUT = "exec_timeout"            # the agent ran out of time
     STEP_CAP = "step_cap"                    # the agent ran out of steps
     EVALUATED_FAILED = "evaluated_failed"    # everything ran; the verdict is no
+    COLLATERAL = "collateral"                # ... because the agent changed what the task did not ask for
     SUSPECTED_FORGERY = "suspected_forgery"  # ... and someone sent unauthenticated events
 
 
 # a trial that failed only because its verdict said so: the run itself worked (null-agent and bench runs)
-RAN = (None, Failure.EVALUATED_FAILED)
+VERDICT_FAILURES = (Failure.EVALUATED_FAILED, Failure.COLLATERAL)
+RAN = (None, *VERDICT_FAILURES)
 
 
 class Timings(BaseModel):

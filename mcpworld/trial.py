@@ -74,6 +74,7 @@ class Trial:
         self._tearing_down = False
         self._agent_from: int | None = None  # index of the first event that counts (once the agent may act)
         self._verdict = None
+        self._agent_done: float | None = None  # wall-clock time the agent stopped
         self.ctx = AgentContext(instruction=rt.instruction, mode=opts.mode, no_bash=opts.no_bash, tools=None, task=rt,
                                 max_steps=opts.max_steps or rt.task.max_steps)
 
@@ -110,6 +111,8 @@ class Trial:
                 await self._start_gateway(launching)
             await launching
             await self._setup()
+            for source in self.sources:  # the state the agent starts from, recorded before anything counts
+                await source.begin()
             # only what happens from here on counts: start-up and set-up milestones never reach a key step
             self._agent_from = len(self.evaluator.log.events)
             self.evaluator.subscribe(self.matcher.feed)
@@ -197,6 +200,8 @@ class Trial:
             self._fail(Failure.AGENT_ERROR, str(e))
         except Exception as e:  # an agent bug is the agent's failure, recorded; the trial goes on to evaluate
             self._fail(Failure.AGENT_ERROR, f"{type(e).__name__}: {e}")
+        finally:
+            self._agent_done = time.time()
 
     def _app_running(self) -> bool:
         """The app we launched is up, or one the agent restarted has its probe connected."""
@@ -210,7 +215,7 @@ class Trial:
         if self.ready:
             if not self._app_running():
                 self._fail(Failure.APP_CRASH, f"the app exited with code {self.app_proc.returncode} during the trial")
-            await self.evaluator.quiet(QUIET_GAP, QUIET_LIMIT)
+            await self.evaluator.quiet(QUIET_GAP, QUIET_LIMIT, since=self._agent_done)
             with self._timed("query_s"):
                 for source in self.sources:
                     try:
@@ -218,10 +223,12 @@ class Trial:
                     except SourceError as e:
                         self._fail(source.failure, str(e))
             await self._final_screenshot()
-        counted = self.evaluator.log.events[self._agent_from:] if self._agent_from is not None else []
-        states = [e.payload for e in counted if e.source == Source.QUERY]
+        events = self.evaluator.log.events
+        counted = events[self._agent_from:] if self._agent_from is not None else []
+        before = [e.payload for e in events[:self._agent_from or 0] if e.source == Source.QUERY]
+        after = [e.payload for e in counted if e.source == Source.QUERY]
         # decided once, before teardown (a task check may read files the teardown deletes)
-        self._verdict = self.matcher.verdict(counted, states[-1] if states else None)
+        self._verdict = self.matcher.verdict(counted, after[-1] if after else None, before[-1] if before else None)
 
     async def _teardown(self) -> None:
         with self._timed("teardown_s"):
@@ -234,8 +241,13 @@ class Trial:
             if self.registry:
                 try:
                     await self.registry.close()
-                except Exception as e:
-                    self.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"error": str(e)})
+                except BaseException as e:
+                    # an MCP client closing under load can end in a BaseExceptionGroup (its task group's
+                    # cancelled readers): recorded, and teardown goes on; only our own cancellation stops it
+                    task = asyncio.current_task()
+                    if isinstance(e, (KeyboardInterrupt, SystemExit)) or (task is not None and task.cancelling()):
+                        raise
+                    self.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"error": repr(e)})
             if self.env is not None:
                 self._save_logs()
                 await self.env.close()
@@ -281,7 +293,8 @@ class Trial:
         success = verdict.success and self.failure != Failure.SETUP_ERROR
         failure, detail = (None, self.failure_detail) if success else (self.failure, self.failure_detail)
         if not success and failure is None:
-            failure = Failure.SUSPECTED_FORGERY if forgeries else Failure.EVALUATED_FAILED
+            failure = (Failure.SUSPECTED_FORGERY if forgeries else Failure.COLLATERAL if verdict.collateral
+                       else Failure.EVALUATED_FAILED)
             detail = verdict.reason
         result = TrialResult(
             task=rt.key, template=rt.task.template, app=rt.app.id, mode=self.opts.mode, no_bash=self.opts.no_bash,

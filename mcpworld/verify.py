@@ -21,7 +21,7 @@ from gateway.modes import Mode
 from mcpworld import paths
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
-from mcpworld.results import Failure, TrialResult
+from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult  # noqa: F401  (VERDICT_FAILURES: what a near miss fails on)
 
 RECORD_FILE = "verified.json"
 RECORD_VERSION = 1
@@ -46,16 +46,22 @@ class TaskRecord(BaseModel):
     null: TrialProof | None = None
     null_mode: str | None = None
     docker: dict[str, TrialProof] = Field(default_factory=dict)   # "oracle-<mode>", "null-<mode>" -> proof
+    near_misses: dict[str, TrialProof] = Field(default_factory=dict)   # id -> proof (must have failed)
+    alternatives: dict[str, TrialProof] = Field(default_factory=dict)  # id -> proof (must have passed)
 
     def proven_in_container(self) -> bool:
         oracles = [p for k, p in self.docker.items() if k.startswith("oracle-")]
         nulls = [p for k, p in self.docker.items() if k.startswith("null-")]
         return bool(oracles and nulls) and all(p.passed for p in oracles) and not any(p.passed for p in nulls)
 
-    def proven(self, modes: list[str]) -> bool:
-        """Every declared mode's oracle passed and the null agent failed (on its verdict, not a crash)."""
+    def proven(self, modes: list[str], near_misses: list[str] = (), alternatives: list[str] = ()) -> bool:
+        """Every declared mode's oracle passed, the null agent failed (on its verdict, not a crash), every near
+        miss failed on its verdict and every alternative passed."""
         return (all(m in self.oracle and self.oracle[m].passed for m in modes) and self.null is not None
-                and not self.null.passed and self.null.failure == Failure.EVALUATED_FAILED)
+                and not self.null.passed and self.null.failure == Failure.EVALUATED_FAILED
+                and all(n in self.near_misses and not self.near_misses[n].passed
+                        and self.near_misses[n].failure in VERDICT_FAILURES for n in near_misses)
+                and all(a in self.alternatives and self.alternatives[a].passed for a in alternatives))
 
 
 class AppRecords(BaseModel):
@@ -121,7 +127,8 @@ def proof(result: TrialResult, retried: bool = False) -> TrialProof:
               "agent": t.agent_s, "query": t.query_s, "teardown": t.teardown_s}
     # an oracle whose own calls failed has not proven anything, even if the app ended in the right state
     passed = result.success and not (result.agent == "oracle" and result.agent_failure)
-    return TrialProof(passed=passed, kscr=result.kscr, failure=result.failure or result.agent_failure,
+    failure = result.failure or result.agent_failure
+    return TrialProof(passed=passed, kscr=result.kscr, failure=failure,
                       seconds=round(t.total_s, 2),
                       phases={k: round(v, 3) for k, v in phases.items()}, retried=retried)
 
@@ -134,11 +141,16 @@ def stale(rt: ResolvedTask, records: AppRecords, app_version: str | None, in_con
         return "never verified"
     if rec.hash != content_hash(rt, app_version):
         return "its content changed since it was verified"
-    if not rec.proven([str(m) for m in rt.task.modes]):
+    if not rec.proven(*proof_terms(rt)):
         return "its last verification did not pass"
     if in_container and not rec.proven_in_container():
         return "not verified in a container (mcpworld tasks verify --backend docker)"
     return None
+
+
+def proof_terms(rt: ResolvedTask) -> tuple[list[str], list[str], list[str]]:
+    """What a record must show for the task: its declared modes, its near misses, its alternatives."""
+    return ([str(m) for m in rt.task.modes], [s.id for s in rt.task.near_misses], [s.id for s in rt.task.alternatives])
 
 
 def now() -> str:
@@ -175,9 +187,9 @@ def changed_in_last_verification(app_ids: list[str]) -> set[str]:
 
 
 def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tuple[str, str, str]]:
-    """(task, mode, agent) triples CI re-proves: every ready task's null agent and its fastest declared
-    oracle; every GUI oracle of a task re-verified in the newest record change; and a fixed-seed sample
-    of the remaining GUI oracles. Deterministic for a given set of records."""
+    """(task, mode, agent) triples CI re-proves: every ready task's null agent, its fastest declared oracle
+    and its near misses and alternatives; every GUI oracle of a task re-verified in the newest record
+    change; and a fixed-seed sample of the remaining GUI oracles. Deterministic for a given set of records."""
     ready = {k: rt for k, rt in tasks.items() if rt.task.status == "ready"}
     records = {app: load_records(app) for app in {rt.app.id for rt in ready.values()}}
     plan: list[tuple[str, str, str]] = []
@@ -193,6 +205,7 @@ def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tu
     rest = sorted((p for p in gui if p[0] not in changed),
                   key=lambda p: hashlib.sha256(f"{SAMPLE_SEED}:{p[0]}".encode()).hexdigest())
     plan += [(k, m, "oracle") for k, m in rest[:sample]]
+    plan += [(k, m, a) for rt in ready.values() for _, m, a in solution_jobs(rt) for k in [rt.key]]
     return plan
 
 
@@ -216,33 +229,49 @@ def costs(tasks: dict[str, ResolvedTask]) -> dict[str, dict[str, float]]:
 
 
 # -- running the proofs --------------------------------------------------------------------------
-Job = tuple[ResolvedTask, str, str]  # task, mode, agent
+Job = tuple[ResolvedTask, str, str]  # task, mode, agent: oracle, null, near_miss:<id> or alternative:<id>
+NEAR_MISS, ALTERNATIVE = "near_miss", "alternative"
+
+
+def solution_jobs(rt: ResolvedTask) -> list[Job]:
+    return [*((rt, str(s.mode), f"{NEAR_MISS}:{s.id}") for s in rt.task.near_misses),
+            *((rt, str(s.mode), f"{ALTERNATIVE}:{s.id}") for s in rt.task.alternatives)]
+
+
+def make_job_agent(agent: str):
+    from mcpworld.agents import make_agent
+
+    kind, _, solution = agent.partition(":")
+    return make_agent("oracle", solution=solution) if solution else make_agent(kind)
+
+
+def expected_to_pass(agent: str) -> bool:
+    return agent == "oracle" or agent.startswith(ALTERNATIVE)
 
 
 def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:
-    """Locally every declared mode's oracle and the null agent (in the last declared mode); in containers
-    one API mode (MCP where declared), oracle and null."""
+    """Locally every declared mode's oracle, the null agent (in the last declared mode) and every near miss
+    and alternative; in containers one API mode (MCP where declared), oracle and null."""
     modes = [str(m) for m in rt.task.modes]
     if backend != LOCAL:
         api = str(Mode.MCP) if Mode.MCP in modes else str(Mode.HYBRID) if Mode.HYBRID in modes else modes[0]
         return [(rt, api, "oracle"), (rt, api, "null")]
-    return [*((rt, m, "oracle") for m in modes), (rt, modes[-1], "null")]
+    return [*((rt, m, "oracle") for m in modes), (rt, modes[-1], "null"), *solution_jobs(rt)]
 
 
 async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, bool]:
     """One proof trial; a GUI oracle that fails gets one more attempt (synthetic input into a real app on a
     loaded machine is lost about once in a hundred trials), and the record says so."""
-    from mcpworld.agents import make_agent
     from mcpworld.rundir import RunDir
     from mcpworld.trial import Trial, TrialOptions
 
     rt, mode, agent = job
     run = RunDir(run_dir)
     opts = TrialOptions(mode=mode, backend=backend)
-    folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent}", 0).path
-    result = await Trial(rt, make_agent(agent), opts, folder).run()
+    folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
+    result = await Trial(rt, make_job_agent(agent), opts, folder).run()
     if agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui:
-        result = await Trial(rt, make_agent(agent), opts, folder.with_name(folder.name + "-retry")).run()
+        result = await Trial(rt, make_job_agent(agent), opts, folder.with_name(folder.name + "-retry")).run()
         return result, True
     return result, False
 
@@ -259,8 +288,13 @@ def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult, bool]], a
     if previous is not None and previous.hash == record.hash:
         record.docker = previous.docker  # the container proof still holds for the same content
     for (_, mode, agent), result, retried in outcomes:
+        kind, _, solution = agent.partition(":")
         if agent == "oracle":
             record.oracle[mode] = proof(result, retried)
+        elif kind == NEAR_MISS:
+            record.near_misses[solution] = proof(result)
+        elif kind == ALTERNATIVE:
+            record.alternatives[solution] = proof(result)
         else:
             record.null, record.null_mode = proof(result), mode
     return record

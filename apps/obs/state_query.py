@@ -15,6 +15,13 @@ from pathlib import Path
 logging.getLogger("obsws_python").setLevel(logging.CRITICAL)
 
 # profile parameters tasks look at (category, name)
+# what OBS assumes for profile parameters its basic.ini leaves out (its config defaults, which obs-websocket
+# reports): so that a state read from the files compares with one read live
+PROFILE_DEFAULTS = {("SimpleOutput", "VBitrate"): "2500", ("SimpleOutput", "ABitrate"): "160",
+                    ("SimpleOutput", "Preset"): "veryfast", ("SimpleOutput", "RecQuality"): "Stream",
+                    ("SimpleOutput", "RecRB"): "false", ("SimpleOutput", "RecRBTime"): "20"}
+# the transitions every collection has, by the kind obs-websocket names; Cut has no duration of its own
+BUILTIN_TRANSITIONS = {"Cut": "cut_transition", "Fade": "fade_transition"}
 PROFILE_PARAMS = [("Output", "Mode"), ("SimpleOutput", "FilePath"), ("SimpleOutput", "RecFormat"),
                   ("SimpleOutput", "VBitrate"), ("SimpleOutput", "ABitrate"), ("SimpleOutput", "Preset"),
                   ("SimpleOutput", "RecRB"), ("SimpleOutput", "RecRBTime"), ("SimpleOutput", "RecQuality")]
@@ -31,6 +38,21 @@ def query(ctx) -> dict:
         state = {**_from_files(ctx), "read_from": "files"}
     state["videos"] = _files(ctx.values.path("videos"))
     return state
+
+
+THUMB = (16, 9)  # each scene as OBS renders it, this small: what a saved screenshot is compared with
+
+
+def _thumbnail(reply: dict) -> list[list[int]]:
+    """The RGB pixels of OBS's own small render of a scene (GetSourceScreenshot's base64 data URL)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    data = base64.b64decode(reply["imageData"].split(",", 1)[1])
+    with Image.open(io.BytesIO(data)) as im:
+        return [list(px) for px in im.convert("RGB").resize(THUMB).getdata()]
 
 
 def _files(folder: str) -> list[dict]:
@@ -55,7 +77,8 @@ def _from_websocket(ctx) -> dict:
         scene_names = [s["sceneName"] for s in reversed(scenes["scenes"])]
         items = {}
         for name in scene_names:
-            items[name] = [{"source": i["sourceName"], "kind": i.get("inputKind"), "visible": i["sceneItemEnabled"]}
+            items[name] = [{"source": i["sourceName"], "kind": i.get("inputKind"), "visible": i["sceneItemEnabled"],
+                            "locked": i.get("sceneItemLocked", False), "transform": _ws_transform(i.get("sceneItemTransform") or {})}
                            for i in req("GetSceneItemList", {"sceneName": name})["sceneItems"]]
         inputs = {}
         filters = {}
@@ -77,7 +100,11 @@ def _from_websocket(ctx) -> dict:
                                                                          "parameterName": name}).get("parameterValue")
         service = req("GetStreamServiceSettings")
         video = req("GetVideoSettings")
+        thumbs = {name: _thumbnail(req("GetSourceScreenshot", {"sourceName": name, "imageFormat": "png",
+                                                               "imageWidth": THUMB[0], "imageHeight": THUMB[1]}))
+                  for name in scene_names}
         return {
+            "scene_thumbs": thumbs,
             "scenes": scene_names, "program_scene": scenes["currentProgramSceneName"], "scene_items": items,
             "inputs": inputs, "filters": filters,
             "transitions": [{"name": t["transitionName"], "kind": t["transitionKind"]} for t in tlist["transitions"]],
@@ -90,9 +117,48 @@ def _from_websocket(ctx) -> dict:
             "scene_collections": collections["sceneCollections"],
             "stream_service": {"kind": service["streamServiceType"], "settings": service["streamServiceSettings"]},
             "video": video,
+            "audio": _audio(req, inputs), "studio_mode": req("GetStudioModeEnabled")["studioModeEnabled"],
+            "streaming": req("GetStreamStatus")["outputActive"],
         }
     finally:
         c.disconnect()
+
+
+def _audio(req, inputs: dict) -> dict:
+    """Muted and volume of every source that has audio (obs-websocket refuses the others)."""
+    from obsws_python.error import OBSSDKRequestError
+
+    out = {}
+    for name in inputs:
+        try:
+            out[name] = {"muted": req("GetInputMute", {"inputName": name})["inputMuted"],
+                         "volume_mul": round(req("GetInputVolume", {"inputName": name})["inputVolumeMul"], 4)}
+        except OBSSDKRequestError:
+            continue
+    return out
+
+
+def _ws_transform(t: dict) -> dict:
+    """Where a scene item sits (position, scale, rotation, crop): the same record from obs-websocket as from
+    the scene collection's file, so that moving a source is a change the state diff sees."""
+    return {"x": t.get("positionX", 0.0), "y": t.get("positionY", 0.0), "scale_x": t.get("scaleX", 1.0),
+            "scale_y": t.get("scaleY", 1.0), "rotation": t.get("rotation", 0.0),
+            "crop": [t.get("cropLeft", 0), t.get("cropTop", 0), t.get("cropRight", 0), t.get("cropBottom", 0)]}
+
+
+def _file_transform(i: dict) -> dict:
+    pos, scale = i.get("pos") or {}, i.get("scale") or {}
+    return {"x": pos.get("x", 0.0), "y": pos.get("y", 0.0), "scale_x": scale.get("x", 1.0), "scale_y": scale.get("y", 1.0),
+            "rotation": i.get("rot", 0.0),
+            "crop": [i.get("crop_left", 0), i.get("crop_top", 0), i.get("crop_right", 0), i.get("crop_bottom", 0)]}
+
+
+def _file_transition(data: dict) -> dict:
+    name = data.get("current_transition")
+    custom = {t.get("name"): t for t in data.get("transitions", [])}
+    kind = BUILTIN_TRANSITIONS.get(name) or custom.get(name, {}).get("id")
+    return {"name": name, "kind": kind, "duration_ms": None if kind == "cut_transition" else data.get("transition_duration"),
+            "settings": custom.get(name, {}).get("settings")}
 
 
 def _from_files(ctx) -> dict:
@@ -105,9 +171,11 @@ def _from_files(ctx) -> dict:
     data = json.loads((config / "basic" / "scenes" / f"{coll_file}.json").read_text())
     sources = {s["name"]: s for s in data.get("sources", [])}
     scene_names = [s["name"] for s in data.get("scene_order", [])]
-    items = {n: [{"source": i["name"], "kind": sources.get(i["name"], {}).get("id"), "visible": i.get("visible", True)}
+    kind = {n: src.get("versioned_id") or src.get("id") for n, src in sources.items()}
+    items = {n: [{"source": i["name"], "kind": kind.get(i["name"]), "visible": i.get("visible", True),
+                  "locked": i.get("locked", False), "transform": _file_transform(i)}
                  for i in sources.get(n, {}).get("settings", {}).get("items", [])] for n in scene_names}
-    inputs = {n: {"kind": s["id"], "settings": s.get("settings", {})} for n, s in sources.items() if s["id"] != "scene"}
+    inputs = {n: {"kind": kind[n], "settings": s.get("settings", {})} for n, s in sources.items() if s["id"] != "scene"}
     filters = {n: [{"name": f["name"], "kind": f["id"], "enabled": f.get("enabled", True), "settings": f.get("settings", {})}
                    for f in s.get("filters", [])] for n, s in sources.items() if s.get("filters")}
     prof = configparser.ConfigParser(strict=False, interpolation=None)
@@ -115,9 +183,9 @@ def _from_files(ctx) -> dict:
     prof.read(config / "basic" / "profiles" / profile_dir / "basic.ini")
     params: dict[str, dict] = {}
     for c, n in PROFILE_PARAMS:
-        params.setdefault(c, {})[n] = prof.get(c, n, fallback=None)
+        params.setdefault(c, {})[n] = prof.get(c, n, fallback=PROFILE_DEFAULTS.get((c, n)))
     return {"scenes": scene_names, "program_scene": data.get("current_program_scene"), "scene_items": items,
             "inputs": inputs, "filters": filters,
-            "transition": {"name": data.get("current_transition"), "duration_ms": data.get("transition_duration")},
+            "transition": _file_transition(data),
             "profile": glob.get("Basic", "Profile", fallback=None), "profile_params": params,
             "scene_collection": data.get("name"), "recording": False}

@@ -230,7 +230,10 @@ mcpworld.hook('obs_hotkey_trigger_routed_callback', {
   onEnter(a) {
     const id = a[0].toUInt32();
     if (!(id in hotkeyNames)) learnHotkeys();
-    mcpworld.emit('hotkey_pressed', {id: id, name: hotkeyNames[id] || null, pressed: (a[1].toInt32() & 0xff) !== 0});
+    // A key press reaches this through the frontend, which routes it to the Qt main thread (tid == pid);
+    // obs-websocket's TriggerHotkeyByName calls it from its own thread: `by_key` tells the two apart.
+    mcpworld.emit('hotkey_pressed', {id: id, name: hotkeyNames[id] || null, pressed: (a[1].toInt32() & 0xff) !== 0,
+                                     by_key: Process.getCurrentThreadId() === Process.id});
   },
 }, LIBOBS);
 
@@ -273,3 +276,18 @@ mcpworld.hook('_ZN12EventHandler15OnFrontendEventE18obs_frontend_eventPv', {
     mcpworld.emit(event, p);
   },
 }, 'obs-websocket.so');
+
+// Files OBS itself copies (Profile > Export and Import go through the static QFile::copy): the app's own
+// writes, which a file event alone cannot tell from a copy that any other process made.
+function qstring(p) {  // a Qt 5 QString: d -> QArrayData {ref, size, alloc, offset}, UTF-16 at d + offset
+  try {
+    const d = p.readPointer();
+    return d.add(d.add(16).readS64()).readUtf16String(d.add(4).readS32());
+  } catch (e) {
+    return null;
+  }
+}
+mcpworld.hook('_ZN5QFile4copyERK7QStringS2_', {
+  onEnter(a) { this.src = qstring(a[0]); this.dst = qstring(a[1]); },
+  onLeave(r) { mcpworld.emit('file_copied', {src: this.src, dst: this.dst, ok: (r.toInt32() & 0xff) !== 0}); },
+});

@@ -48,8 +48,9 @@ async def lifespan(server: MCPServer) -> AsyncIterator[Bridge]:
 
 
 mcp = MCPServer("anki", lifespan=lifespan,
-                instructions="Tools for the running Anki desktop app: decks, notes, note types, tags, "
-                             "scheduling, search, find-and-replace, undo and preferences.")
+                instructions="Tools for the running Anki desktop app: decks and their options, notes, cards, "
+                             "note types, tags, media, scheduling, search, find-and-replace, undo and "
+                             "preferences.")
 
 
 def tool(annotations: ToolAnnotations):
@@ -213,18 +214,75 @@ def set_card_template(ctx: Context, note_type: str, front: str | None = None, ba
 
 
 @tool(READ)
+def list_tags(ctx: Context) -> list[str]:
+    """Every tag in the collection."""
+    return _bridge(ctx, "list_tags")
+
+
+@tool(SET)
+def rename_tag(ctx: Context, tag: str, new_name: str) -> dict[str, Any]:
+    """Rename a tag (and its child tags) on every note that has it."""
+    return _bridge(ctx, "rename_tag", tag=tag, new_name=new_name)
+
+
+@tool(READ)
+def find_cards(ctx: Context, query: str, limit: int = 100) -> list[dict[str, Any]]:
+    """Cards matching an Anki search, with their deck, template, scheduling (queue, type, due, interval,
+    ease, reviews, lapses), flag and whether suspended."""
+    return _bridge(ctx, "find_cards", query=query, limit=limit)
+
+
+@tool(ACT)
+def forget_cards(ctx: Context, query: str, restore_position: bool = False, reset_counts: bool = False) -> dict[str, Any]:
+    """Reset the matching cards to new (Browse > Cards > Reset)."""
+    return _bridge(ctx, "forget_cards", query=query, restore_position=restore_position, reset_counts=reset_counts)
+
+
+@tool(SET)
+def rename_field(ctx: Context, note_type: str, field: str, new_name: str) -> dict[str, Any]:
+    """Rename a note type's field (templates referring to it follow)."""
+    return _bridge(ctx, "rename_field", note_type=note_type, field=field, new_name=new_name)
+
+
+@tool(REMOVE)
+def remove_field(ctx: Context, note_type: str, field: str) -> dict[str, Any]:
+    """Remove a field from a note type, and its content from every note of that type."""
+    return _bridge(ctx, "remove_field", note_type=note_type, field=field)
+
+
+@tool(ADD)
+def add_card_template(ctx: Context, note_type: str, name: str, front: str, back: str) -> dict[str, Any]:
+    """Add a card template (a card type) to a note type: its front and back HTML."""
+    return _bridge(ctx, "add_card_template", note_type=note_type, name=name, front=front, back=back)
+
+
+@tool(READ)
+def get_deck_options(ctx: Context, deck: str) -> dict[str, Any]:
+    """The options preset a deck uses, with Anki's keys (e.g. new.perDay, rev.perDay, new.delays,
+    lapse.leechFails, maxTaken); the preset may be shared by other decks."""
+    return _bridge(ctx, "get_deck_options", deck=deck)
+
+
+@tool(SET)
+def set_deck_options(ctx: Context, deck: str, changes: dict[str, Any]) -> dict[str, Any]:
+    """Change the options preset a deck uses: {dotted key: value}, e.g. {"new.perDay": 10}. Every deck
+    sharing the preset changes with it."""
+    return _bridge(ctx, "set_deck_options", deck=deck, changes=changes)
+
+
+@tool(READ)
 def get_preferences(ctx: Context) -> dict[str, Any]:
-    """Current preferences: default_search_text, learn_ahead_mins, rollover (next day starts at, hour),
-    backup_interval_mins."""
+    """Every collection preference (the Preferences window's scheduling, reviewing, editing and backup
+    settings) by Anki's own names, e.g. "scheduling.rollover" (the hour the next day starts),
+    "scheduling.learn_ahead_secs", "editing.default_search_text", "backups.minimum_interval_mins"."""
     return _bridge(ctx, "get_preferences")
 
 
 @tool(SET)
-def set_preferences(ctx: Context, default_search_text: str | None = None, learn_ahead_mins: int | None = None,
-                    rollover: int | None = None, backup_interval_mins: int | None = None) -> dict[str, Any]:
-    """Change preferences (only the ones given)."""
-    return _bridge(ctx, "set_preferences", default_search_text=default_search_text, learn_ahead_mins=learn_ahead_mins,
-                   rollover=rollover, backup_interval_mins=backup_interval_mins)
+def set_preferences(ctx: Context, changes: dict[str, Any]) -> dict[str, Any]:
+    """Change preferences: {name: value} with the names get_preferences returns (only those given change);
+    returns every preference after the change."""
+    return _bridge(ctx, "set_preferences", changes=changes)
 
 
 def main() -> None:

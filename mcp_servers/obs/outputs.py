@@ -9,7 +9,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 
-from mcp_servers.hints import ACT, ADD, READ, SET, START
+from mcp_servers.hints import ACT, ADD, READ, REMOVE, SET, START
 from mcp_servers.obs.server import _req, tool
 
 
@@ -111,6 +111,48 @@ def set_recording_format(ctx: Context, file_format: str) -> dict[str, Any]:
     return ({"format": file_format})
 
 
+@tool(SET)
+def pause_recording(ctx: Context, paused: bool = True) -> dict[str, Any]:
+    """Pause (or, with paused=false, resume) the running recording."""
+    _req(ctx, "PauseRecord" if paused else "ResumeRecord")
+    return {"paused": _req(ctx, "GetRecordStatus").get("outputPaused")}
+
+
+@tool(START)
+def start_streaming(ctx: Context) -> dict[str, Any]:
+    """Start streaming to the profile's streaming service."""
+    _req(ctx, "StartStream")
+    return {"streaming": True}
+
+
+@tool(SET)
+def stop_streaming(ctx: Context) -> dict[str, Any]:
+    """Stop streaming."""
+    _req(ctx, "StopStream")
+    return {"streaming": False}
+
+
+@tool(READ)
+def get_streaming_status(ctx: Context) -> dict[str, Any]:
+    """Whether OBS is streaming, for how long, and whether it is reconnecting."""
+    r = _req(ctx, "GetStreamStatus")
+    return {"streaming": r["outputActive"], "reconnecting": r.get("outputReconnecting"), "timecode": r.get("outputTimecode")}
+
+
+@tool(ACT)
+def save_replay_buffer(ctx: Context) -> dict[str, Any]:
+    """Save the replay buffer's content to a file (the buffer must be running)."""
+    _req(ctx, "SaveReplayBuffer")
+    return {"saved": True}
+
+
+@tool(SET)
+def set_virtual_camera(ctx: Context, active: bool) -> dict[str, Any]:
+    """Start or stop the virtual camera."""
+    _req(ctx, "StartVirtualCam" if active else "StopVirtualCam")
+    return {"virtual_camera": active}
+
+
 @tool(START)
 def start_replay_buffer(ctx: Context) -> dict[str, Any]:
     """Start the replay buffer (it must be enabled in the profile)."""
@@ -207,6 +249,31 @@ def get_video_settings(ctx: Context) -> dict[str, Any]:
     return (_req(ctx, "GetVideoSettings"))
 
 
+@tool(SET)
+def set_video_settings(ctx: Context, base_width: int | None = None, base_height: int | None = None,
+                       output_width: int | None = None, output_height: int | None = None,
+                       fps_numerator: int | None = None, fps_denominator: int | None = None) -> dict[str, Any]:
+    """Change the base (canvas) and/or output (scaled) resolution and/or the frame rate (numerator/denominator,
+    e.g. 30/1); give each pair whole. Not while recording or streaming."""
+    names = {"baseWidth": base_width, "baseHeight": base_height, "outputWidth": output_width,
+             "outputHeight": output_height, "fpsNumerator": fps_numerator, "fpsDenominator": fps_denominator}
+    _req(ctx, "SetVideoSettings", {k: v for k, v in names.items() if v is not None})
+    return _req(ctx, "GetVideoSettings")
+
+
+@tool(REMOVE)
+def remove_profile(ctx: Context, name: str) -> dict[str, Any]:
+    """Delete a profile (not the current one)."""
+    _req(ctx, "RemoveProfile", {"profileName": name})
+    return {"removed": name}
+
+
+@tool(READ)
+def get_stats(ctx: Context) -> dict[str, Any]:
+    """OBS's version and its running statistics: CPU, memory, frame rate, rendered and skipped frames."""
+    return {**_req(ctx, "GetVersion"), **_req(ctx, "GetStats")}
+
+
 # -- hotkeys and screenshots ------------------------------------------------------------------
 @tool(READ)
 def list_hotkeys(ctx: Context) -> list[str]:
@@ -219,6 +286,15 @@ def trigger_hotkey(ctx: Context, name: str) -> dict[str, Any]:
     """Run a hotkey's action by its name, as if it was pressed."""
     _req(ctx, "TriggerHotkeyByName", {"hotkeyName": name})
     return ({"triggered": name})
+
+
+@tool(ACT)
+def trigger_hotkey_by_keys(ctx: Context, key: str, shift: bool = False, control: bool = False, alt: bool = False,
+                           command: bool = False) -> dict[str, Any]:
+    """Press a key combination inside OBS, as its hotkeys see it (key: an OBS key id, e.g. OBS_KEY_F5)."""
+    _req(ctx, "TriggerHotkeyByKeySequence", {"keyId": key, "keyModifiers": {"shift": shift, "control": control,
+                                                                            "alt": alt, "command": command}})
+    return {"pressed": key}
 
 
 @tool(SET)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from mcp.server.mcpserver import Context
@@ -42,18 +43,27 @@ def rename_scene(ctx: Context, name: str, new_name: str) -> dict[str, Any]:
 
 @tool(SET)
 def set_current_scene(ctx: Context, name: str) -> dict[str, Any]:
-    """Switch the program output to a scene, using the current transition."""
+    """Switch the program output to a scene, using the current transition; returns once OBS reports the new
+    program scene (as a person sees it switch), not when the request is merely accepted."""
     _req(ctx, "SetCurrentProgramScene", {"sceneName": name})
-    return ({"program_scene": name})
+    deadline = time.monotonic() + 10
+    current = None
+    while time.monotonic() < deadline:
+        current = _req(ctx, "GetCurrentProgramScene").get("currentProgramSceneName")
+        if current == name:
+            break
+        time.sleep(0.05)
+    return {"program_scene": current}
 
 
 # -- scene items ----------------------------------------------------------------------------
 @tool(READ)
 def list_scene_items(ctx: Context, scene: str) -> list[dict[str, Any]]:
-    """List a scene's items bottom to top: source name, kind, visible, locked, index."""
+    """List a scene's items bottom to top: source name, kind, visible, locked, index, transform."""
     items = _req(ctx, "GetSceneItemList", {"sceneName": scene})["sceneItems"]
     return ([{"source": i["sourceName"], "kind": i.get("inputKind"), "visible": i["sceneItemEnabled"],
-                  "locked": i["sceneItemLocked"], "index": i["sceneItemIndex"]} for i in items])
+                  "locked": i["sceneItemLocked"], "index": i["sceneItemIndex"],
+              "transform": i.get("sceneItemTransform")} for i in items])
 
 
 @tool(SET)
@@ -84,3 +94,50 @@ def set_scene_item_transform(ctx: Context, scene: str, source: str, transform: d
     _req(ctx, "SetSceneItemTransform", {"sceneName": scene, "sceneItemId": _item_id(ctx, scene, source),
                                    "sceneItemTransform": transform})
     return ({"scene": scene, "source": source, "transform": transform})
+
+
+@tool(ADD)
+def add_scene_item(ctx: Context, scene: str, source: str, visible: bool = True) -> dict[str, Any]:
+    """Add an existing source (or a scene, nested) to a scene (Add > Existing)."""
+    r = _req(ctx, "CreateSceneItem", {"sceneName": scene, "sourceName": source, "sceneItemEnabled": visible})
+    return {"scene": scene, "source": source, "scene_item_id": r.get("sceneItemId")}
+
+
+@tool(ADD)
+def duplicate_scene_item(ctx: Context, scene: str, source: str, to_scene: str | None = None) -> dict[str, Any]:
+    """Place a scene item again, in the same scene or another (the same source, not a copy of it)."""
+    data = {"sceneName": scene, "sceneItemId": _item_id(ctx, scene, source)}
+    if to_scene:
+        data["destinationSceneName"] = to_scene
+    r = _req(ctx, "DuplicateSceneItem", data)
+    return {"scene": to_scene or scene, "source": source, "scene_item_id": r.get("sceneItemId")}
+
+
+@tool(SET)
+def set_scene_item_locked(ctx: Context, scene: str, source: str, locked: bool) -> dict[str, Any]:
+    """Lock or unlock a source in a scene (the lock icon)."""
+    _req(ctx, "SetSceneItemLocked", {"sceneName": scene, "sceneItemId": _item_id(ctx, scene, source),
+                                     "sceneItemLocked": locked})
+    return {"scene": scene, "source": source, "locked": locked}
+
+
+# -- studio mode ------------------------------------------------------------------------------
+@tool(SET)
+def set_studio_mode(ctx: Context, enabled: bool) -> dict[str, Any]:
+    """Turn studio mode (a preview beside the program) on or off."""
+    _req(ctx, "SetStudioModeEnabled", {"studioModeEnabled": enabled})
+    return {"studio_mode": enabled}
+
+
+@tool(SET)
+def set_preview_scene(ctx: Context, name: str) -> dict[str, Any]:
+    """In studio mode, put a scene in the preview."""
+    _req(ctx, "SetCurrentPreviewScene", {"sceneName": name})
+    return {"preview_scene": name}
+
+
+@tool(SET)
+def transition_to_program(ctx: Context) -> dict[str, Any]:
+    """In studio mode, send the preview to the program with the current transition."""
+    _req(ctx, "TriggerStudioModeTransition")
+    return {"program_scene": _req(ctx, "GetCurrentProgramScene").get("currentProgramSceneName")}

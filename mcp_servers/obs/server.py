@@ -71,9 +71,10 @@ async def lifespan(server: MCPServer) -> AsyncIterator[Obs]:
 
 
 mcp = MCPServer("obs", lifespan=lifespan,
-                instructions="Tools for the running OBS Studio: scenes, sources (inputs) and their settings, "
-                             "scene items, filters, transitions, recording, streaming service, profiles, "
-                             "scene collections, profile parameters, hotkeys and screenshots.")
+                instructions="Tools for the running OBS Studio: scenes and studio mode, sources (inputs) with "
+                             "their settings and audio, scene items, filters, transitions, recording, "
+                             "streaming, replay buffer, virtual camera, profiles and their parameters, "
+                             "scene collections, video settings, hotkeys, statistics and screenshots.")
 
 
 def tool(annotations: ToolAnnotations):

@@ -77,6 +77,24 @@ def set_input_settings(ctx: Context, name: str, settings: dict[str, Any], overla
     return get_input_settings(ctx, name)
 
 
+@tool(READ)
+def get_input_audio(ctx: Context, name: str) -> dict[str, Any]:
+    """A source's audio: muted, and its volume in dB and as a multiplier."""
+    v = _req(ctx, "GetInputVolume", {"inputName": name})
+    return {"name": name, "muted": _req(ctx, "GetInputMute", {"inputName": name})["inputMuted"],
+            "volume_db": v["inputVolumeDb"], "volume_mul": v["inputVolumeMul"]}
+
+
+@tool(SET)
+def set_input_audio(ctx: Context, name: str, muted: bool | None = None, volume_db: float | None = None) -> dict[str, Any]:
+    """Mute or unmute a source and/or set its volume in dB (0 is full, -100 silent)."""
+    if muted is not None:
+        _req(ctx, "SetInputMute", {"inputName": name, "inputMuted": muted})
+    if volume_db is not None:
+        _req(ctx, "SetInputVolume", {"inputName": name, "inputVolumeDb": volume_db})
+    return get_input_audio(ctx, name)
+
+
 # -- filters ----------------------------------------------------------------------------------
 @tool(READ)
 def list_filters(ctx: Context, source: str) -> list[dict[str, Any]]:
@@ -115,3 +133,17 @@ def remove_filter(ctx: Context, source: str, name: str) -> dict[str, Any]:
     """Remove a filter from a source."""
     _req(ctx, "RemoveSourceFilter", {"sourceName": source, "filterName": name})
     return ({"source": source, "removed": name})
+
+
+@tool(SET)
+def rename_filter(ctx: Context, source: str, name: str, new_name: str) -> dict[str, Any]:
+    """Rename a filter."""
+    _req(ctx, "SetSourceFilterName", {"sourceName": source, "filterName": name, "newFilterName": new_name})
+    return {"source": source, "renamed": name, "to": new_name}
+
+
+@tool(SET)
+def set_filter_index(ctx: Context, source: str, name: str, index: int) -> dict[str, Any]:
+    """Move a filter in its source's filter chain (0 is applied first)."""
+    _req(ctx, "SetSourceFilterIndex", {"sourceName": source, "filterName": name, "filterIndex": index})
+    return {"source": source, "filters": [f["name"] for f in list_filters(ctx, source)]}

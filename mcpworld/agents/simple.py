@@ -22,8 +22,18 @@ class OracleAgent(Agent):
     focus_timeout = 30.0
     wait_for_windows = True  # off while recording them (mcpworld.oracle_windows)
 
+    def __init__(self, solution: str | None = None):
+        """solution: replay one of the task's near misses or alternatives (by id) instead of its oracle."""
+        self.solution = solution
+
     async def run(self, ctx: AgentContext) -> None:
-        steps = ctx.task.task.oracle_for(ctx.mode)
+        if self.solution:
+            try:
+                steps = ctx.task.task.solution(self.solution).steps
+            except KeyError:
+                raise AgentError(f"task {ctx.task.key} has no near miss or alternative '{self.solution}'") from None
+        else:
+            steps = ctx.task.task.oracle_for(ctx.mode)
         if steps is None:
             raise AgentError(f"task {ctx.task.key} has no reference solution for mode '{ctx.mode}'")
         available = {s.name for s in ctx.tools.specs()}

@@ -40,16 +40,24 @@ def hooks_trace(
 
 
 @app.command("check")
-def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m")):
-    """Run the task's oracle and show which key step fired from which event."""
+def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m"),
+                solution: Optional[str] = typer.Option(None, help="replay this near miss or alternative (its id) "
+                                                                  "instead of the oracle; it runs in its own mode")):
+    """Run the task's oracle (or one of its near misses or alternatives) and show which key step fired from
+    which event, and what changed in the app's state."""
     from mcpworld.agents import make_agent
     from mcpworld.trial import Trial, TrialOptions
 
     check_modes([mode])
     _, tasks = load()
     rt = select(tasks, [task], [])[0]
+    if solution:
+        try:
+            mode = str(rt.task.solution(solution).mode)
+        except KeyError:
+            fail(f"{task} has no near miss or alternative '{solution}'")
     out = paths.new_run_dir("check")
-    trial = Trial(rt, make_agent("oracle"), TrialOptions(mode=mode), out)
+    trial = Trial(rt, make_agent("oracle", solution=solution), TrialOptions(mode=mode), out)
     result = asyncio.run(trial.run())
     events = {(e["stream"], e["seq"]): e for e in map(json.loads, trial.dir.events.read_text().splitlines())}
     table = Table(title=f"{task} ({mode}): {'pass' if result.success else 'fail'}")
@@ -60,5 +68,23 @@ def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m")):
         table.add_row(s.id, "yes" if s.reached else "no", s.event_name or "-", e.get("source", "-"),
                       json.dumps(e.get("payload", {}))[:80] if e else (s.error or "-"))
     console.print(table)
+    _print_state_changes(rt, list(events.values()))
     console.print(f"verdict: {result.verdict.reason}; events: {trial.dir.events}")
     raise typer.Exit(0 if result.success else 1)
+
+
+def _print_state_changes(rt, events: list[dict]) -> None:
+    """What the oracle changed in the queried state, and whether the task's success.changes allows it:
+    the material for writing `success.changes`."""
+    from evaluator.statediff import collateral, diff
+
+    states = [e["payload"] for e in events if e.get("source") == "query"]
+    spec = rt.state_diff
+    if spec is None or len(states) < 2:
+        return
+    changes = diff(states[0], states[-1], spec.keys, spec.ignore, spec.sets)
+    bad = {c.path for c in collateral(changes, spec.allowed)}
+    console.print(f"state changes from start to end ({len(changes)}; success.changes allows "
+                  f"{len(changes) - len(bad)}):", highlight=False)
+    for c in changes:
+        console.print(f"  {'[red]not allowed[/red]' if c.path in bad else 'allowed'}  {c.brief()}", highlight=False)

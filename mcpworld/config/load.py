@@ -21,6 +21,7 @@ from mcpworld.config.modules import load_ref
 from mcpworld.config.task import KeyStep, OracleStep, Task
 from mcpworld.config.templating import check_placeholders, expand, expand_tree
 from mcpworld.errors import ConfigError, ConfigErrors
+from mcpworld.sources.query import StateQuerySource
 from mcpworld.values import ENV_PLACEHOLDERS, runtime_names
 
 
@@ -29,6 +30,14 @@ class ResolvedStep:
     step: KeyStep
     where: Pred
     check: Callable[..., bool] | None
+
+
+@dataclass
+class StateDiff:
+    keys: dict[str, str]
+    ignore: list[str]
+    sets: list[str]
+    allowed: dict[str, Pred | bool]  # success.changes, compiled
 
 
 @dataclass
@@ -42,6 +51,7 @@ class ResolvedTask:
     steps: list[ResolvedStep]
     success_state: Pred | None
     success_check: Callable[..., bool] | None
+    state_diff: StateDiff | None  # how start and end states compare (None: the task has no state query)
     required_steps: list[str]
     key: str = ""  # "anki/161"
     raw: dict[str, Any] = field(default_factory=dict)
@@ -138,6 +148,23 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
             errors.append(ConfigError(file, e.path, e.problem))
         except (KeyError, ValueError) as e:
             errors.append(ConfigError(file, "success.state", f"unknown placeholder {e}"))
+    state_diff = None
+    query = app.sources.get(StateQuerySource.key)
+    if StateQuerySource.wanted(query, task):
+        allowed: dict[str, Pred | bool] = {}
+        for name, rule in task.success.changes.items():
+            if rule is True or rule is False:
+                allowed[name] = rule
+                continue
+            try:
+                allowed[name] = compile_where(expand_tree(rule, params), f"success.changes.{name}")
+            except PredicateError as e:
+                errors.append(ConfigError(file, e.path, e.problem))
+            except (KeyError, ValueError) as e:
+                errors.append(ConfigError(file, f"success.changes.{name}", f"unknown placeholder {e}"))
+        state_diff = StateDiff(dict(query.keys), list(query.ignore), list(query.sets), allowed)
+    elif task.success.changes:
+        errors.append(ConfigError(file, "success.changes", f"needs a state query, but app '{app.id}' has none or the task disables it"))
     success_check = None
     if task.success.check:
         try:
@@ -147,40 +174,28 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
 
     # oracle and set-up arguments may also name the run's values ({home}, {videos}, ...), filled in at run time
     later = frozenset(runtime_names(app))
-    for kind in (Mode.GUI, Mode.MCP):
-        seq = getattr(task.oracle, kind)
-        for j, st in enumerate(seq or []):
-            try:
-                st.args = expand_tree(st.args, params, later)
-            except (KeyError, ValueError) as e:
-                errors.append(ConfigError(file, f"oracle.{kind}[{j}].args", f"unknown placeholder {e} (params: {', '.join(params)})"))
-            if st.window is not None:
-                where_field = f"oracle.{kind}[{j}].window"
-                try:
-                    st.window = expand(st.window, params, later)
-                    re.compile(st.window)
-                except (KeyError, ValueError) as e:
-                    errors.append(ConfigError(file, where_field, f"unknown placeholder {e}"))
-                except re.error as e:
-                    errors.append(ConfigError(file, where_field, f"not a regular expression: {e}"))
     servers = ", ".join(app.mcp_servers) or "no"
-    for j, st in enumerate(task.setup):
-        try:
-            st.args = expand_tree(st.args, params, later)
-        except (KeyError, ValueError) as e:
-            errors.append(ConfigError(file, f"setup[{j}].args", f"unknown placeholder {e}"))
-        if not _shell_or_mcp(st, app):
-            errors.append(ConfigError(file, f"setup[{j}].tool", f"'{st.tool}' is neither bash/edit nor a tool of {servers} MCP server"))
-    for kind, seq in ((Mode.GUI, task.oracle.gui), (Mode.MCP, task.oracle.mcp)):
-        for j, st in enumerate(seq or []):
-            where_field = f"oracle.{kind}[{j}].tool"
-            if kind == Mode.GUI and st.tool != COMPUTER_TOOL:
-                errors.append(ConfigError(file, where_field, f"a GUI oracle uses only the computer tool, not '{st.tool}'"))
-            elif st.tool == COMPUTER_TOOL and st.args.get("action") not in COMPUTER_ACTIONS:
-                errors.append(ConfigError(file, f"oracle.{kind}[{j}].args.action",
-                                          f"unknown '{st.args.get('action')}' (known: {', '.join(COMPUTER_ACTIONS)})"))
-            elif kind == Mode.MCP and not _shell_or_mcp(st, app):
-                errors.append(ConfigError(file, where_field, f"'{st.tool}' is neither bash/edit nor a tool of {servers} MCP server"))
+
+    def tools_of(mode: Mode | None, oracle: bool = False) -> Callable[[OracleStep], str | None]:
+        """The tools a step may use in `mode` (a GUI oracle: the computer tool alone)."""
+        def check(st: OracleStep) -> str | None:
+            if oracle and mode == Mode.GUI and st.tool != COMPUTER_TOOL:
+                return f"a GUI oracle uses only the computer tool, not '{st.tool}'"
+            if st.tool == COMPUTER_TOOL and mode in (Mode.GUI, Mode.HYBRID):
+                return None
+            if not _shell_or_mcp(st, app) or (mode == Mode.GUI and st.tool not in SHELL_TOOLS):
+                return f"'{st.tool}' is neither bash/edit nor a tool of {servers} MCP server"
+            return None
+        return check
+
+    groups = [(f"oracle.{m}", getattr(task.oracle, m) or [], tools_of(m, oracle=True)) for m in (Mode.GUI, Mode.MCP)]
+    groups.append(("setup", task.setup, tools_of(Mode.MCP)))
+    for kind in ("near_misses", "alternatives"):
+        groups += [(f"{kind}[{i}].steps", sol.steps, tools_of(sol.mode)) for i, sol in enumerate(getattr(task, kind))]
+    for prefix, group, allowed in groups:
+        errors += _check_steps(group, prefix, allowed, params, later, file)
+    ids = [s.id for s in [*task.near_misses, *task.alternatives]]
+    errors += [ConfigError(file, "near_misses", f"two solutions named '{i}'") for i in sorted({i for i in ids if ids.count(i) > 1})]
     for mode in task.modes:
         if task.status == "ready" and task.oracle_for(mode) is None:
             errors.append(ConfigError(file, "modes", f"mode '{mode}' is declared but the task has no oracle usable in it"))
@@ -189,6 +204,9 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     elif task.grouped_human_steps is not None and task.human_step_count is not None and not 1 <= task.grouped_human_steps <= task.human_step_count:
         errors.append(ConfigError(file, "grouped_human_steps", f"{task.grouped_human_steps} groups for "
                                   f"{task.human_step_count} human steps (must be 1 to {task.human_step_count})"))
+    if task.paper_key_steps is not None and task.paper_key_steps != len(task.key_steps) and not task.notes:
+        errors.append(ConfigError(file, "key_steps", f"{len(task.key_steps)} key steps where the paper's template has "
+                                  f"{task.paper_key_steps}: mirror it, or say why not in notes"))
     if errors:
         raise ConfigErrors(errors)
     try:
@@ -196,8 +214,34 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     except (KeyError, ValueError) as e:
         raise ConfigError(file, "instruction", str(e)) from None
     return ResolvedTask(task=task, app=app, folder=file.parent, instruction=instruction, steps=steps,
-                        success_state=state_pred, success_check=success_check, required_steps=required,
+                        success_state=state_pred, success_check=success_check, state_diff=state_diff,
+                        required_steps=required,
                         key=f"{task.app}/{task.id}", raw=raw)
+
+
+def _check_steps(steps: list[OracleStep], prefix: str, allowed: Callable[[OracleStep], str | None],
+                 params: dict, later: frozenset[str], file: Path) -> list[ConfigError]:
+    """Fill the task's parameters into each step (the run's values wait for the run) and check its tool."""
+    errors = []
+    for j, st in enumerate(steps):
+        try:
+            st.args = expand_tree(st.args, params, later)
+        except (KeyError, ValueError) as e:
+            errors.append(ConfigError(file, f"{prefix}[{j}].args", f"unknown placeholder {e} (params: {', '.join(params)})"))
+        if st.window is not None:
+            try:
+                st.window = expand(st.window, params, later)
+                re.compile(st.window)
+            except (KeyError, ValueError) as e:
+                errors.append(ConfigError(file, f"{prefix}[{j}].window", f"unknown placeholder {e}"))
+            except re.error as e:
+                errors.append(ConfigError(file, f"{prefix}[{j}].window", f"not a regular expression: {e}"))
+        if st.tool == COMPUTER_TOOL and st.args.get("action") not in COMPUTER_ACTIONS:
+            errors.append(ConfigError(file, f"{prefix}[{j}].args.action",
+                                      f"unknown '{st.args.get('action')}' (known: {', '.join(COMPUTER_ACTIONS)})"))
+        elif problem := allowed(st):
+            errors.append(ConfigError(file, f"{prefix}[{j}].tool", problem))
+    return errors
 
 
 def _shell_or_mcp(step: OracleStep, app: AppConfig) -> bool:

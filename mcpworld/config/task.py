@@ -45,6 +45,10 @@ class Success(_Model):
     key_steps: Literal["all"] | list[str] = "all"
     state: dict[str, Any] = Field(default_factory=dict, description="predicate over the final state query payload")
     check: str | None = Field(default=None, description="'file.py:function', (events, state, params) -> bool")
+    changes: dict[str, bool | dict[str, Any]] = Field(default_factory=dict, description=(
+        "what the task may change in the queried state, per top-level field: true (anything), or a where an "
+        "item must match before or after its change. Every other change between the state at the start and "
+        "at the end is collateral damage and fails the trial"))
 
 
 class FileMilestone(_Model):
@@ -72,6 +76,15 @@ class Oracle(_Model):
     gui: list[OracleStep] | None = None
 
 
+class Solution(_Model):
+    """Another scripted solution: a near miss that must fail, or a right alternative that must pass."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    why: str = Field(description="what is wrong with it (a near miss), or which other path it takes (an alternative)")
+    mode: Mode = Field(default=Mode.MCP, description="the mode whose tools it uses")
+    steps: list[OracleStep] = Field(min_length=1)
+
+
 class Task(_Model):
     template: int = Field(description="template id in the MCPWorld paper's Appendix E")
     app: str
@@ -83,6 +96,9 @@ class Task(_Model):
     modes: list[Mode] = Field(default_factory=lambda: list(MODES))
     status: Literal["ready", "unavailable", "stub"] = "ready"
     status_reason: str = Field(default="", description="why a task is not ready (shown in reports)")
+    paper_key_steps: int | None = Field(default=None, ge=0, description="the template's key-step count in the paper's "
+                                        "Appendix E, which key_steps mirror unless `notes` says why not")
+    notes: str = Field(default="", description="where and why the task departs from its template")
     context_data: list[CopySpec] = Field(default_factory=list)
     file_milestones: list[FileMilestone] = Field(default_factory=list)
     frida_scripts: list[str] = Field(default_factory=list, description="the task's own hook scripts, in its folder")
@@ -92,6 +108,9 @@ class Task(_Model):
     timeout: float = Field(default=300.0, gt=0)
     max_steps: int = Field(default=50, gt=0)
     oracle: Oracle = Oracle()
+    near_misses: list[Solution] = Field(default_factory=list, description="wrong-but-close solutions (over-broad, "
+                                        "duplicated, the wrong method, partial, a file forged from bash): each must fail")
+    alternatives: list[Solution] = Field(default_factory=list, description="other right solutions: each must pass")
     setup: list[OracleStep] = Field(default_factory=list, description="MCP/bash calls that put the app in the task's "
                                     "starting state once it is up (e.g. a recording running); their events never count")
     setup_events: list[str] = Field(default_factory=list, description="milestones that mark the set-up as done "
@@ -127,6 +146,12 @@ class Task(_Model):
         if mode == Mode.MCP:
             return self.oracle.mcp
         return self.oracle.mcp or self.oracle.gui
+
+    def solution(self, solution_id: str) -> Solution:
+        for s in [*self.near_misses, *self.alternatives]:
+            if s.id == solution_id:
+                return s
+        raise KeyError(solution_id)
 
     def instruction_text(self) -> str:
         from mcpworld.config.templating import expand

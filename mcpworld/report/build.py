@@ -18,7 +18,7 @@ from mcpworld.report.prices import Price, load_prices, price_for
 from mcpworld.results import TrialResult
 from mcpworld.rundir import RunDir
 
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 DIFFICULTIES = ("Easy", "Medium", "Hard")
 KINDS = tuple(str(k) for k in (Kind.GUI, Kind.MCP, Kind.BASH, Kind.EDIT))
 
@@ -45,12 +45,19 @@ class Wes(BaseModel):
 
 
 class ImplementedStrict(BaseModel):
+    """Two denominators for STRICT. `strict` counts the tasks that declare the mode (a mode a task cannot be
+    done in is left out); `strict_all` counts every chosen task, one the mode cannot do as a failure, as the
+    MCPWorld paper's Tables 6 and 9 do (it ran every task in every mode)."""
+
     passed: float = Field(description="sum over runnable tasks of the task's SR (a count with one trial per task)")
     runnable: int
-    declared: int
+    declared: int = Field(description="chosen tasks that declare this mode")
     implemented: float
-    strict: float
+    strict: float = Field(description="passed / declared")
+    chosen: int = Field(default=0, description="every chosen task, whatever modes it declares")
+    strict_all: float = Field(default=0.0, description="passed / chosen: the paper's denominator")
     not_runnable: dict[str, str] = Field(default_factory=dict, description="task -> status: reason")
+    not_declared: list[str] = Field(default_factory=list, description="chosen tasks that do not declare this mode")
 
 
 class PassK(BaseModel):
@@ -86,6 +93,7 @@ class TrialRow(BaseModel):
     no_bash: bool
     trial: int
     difficulty: str
+    measured_difficulty: str = Field(default="Unknown", description="by the paper's rule on the GUI steps")
     human_steps: int | None
     success: bool
     kscr: float
@@ -114,7 +122,11 @@ class Report(BaseModel):
     per_mode: dict[str, Group]
     per_app: dict[str, Group]
     per_difficulty: dict[str, Group]
-    per_mode_difficulty: dict[str, dict[str, Group]]
+    per_mode_difficulty: dict[str, dict[str, Group]] = Field(description="by the task's label (Appendix E)")
+    per_mode_measured_difficulty: dict[str, dict[str, Group]] = Field(
+        default_factory=dict, description="by the paper's rule (GUI steps 0-5, 5-10, 10+) on the measured GUI steps")
+    relabelled: dict[str, list[str]] = Field(default_factory=dict,
+                                             description="task -> [label, measured] where they differ")
     per_task: dict[str, Group] = Field(description="'task:mode'")
     wes: dict[str, Wes]
     implemented_strict: dict[str, ImplementedStrict]
@@ -170,13 +182,16 @@ def wes(rs: list[TrialResult], step_cap: int | None) -> Wes:
 
 def implemented_strict(rs: list[TrialResult], mode: str, declared: dict[str, dict]) -> ImplementedStrict:
     task_sr = {t: metrics.rate(sum(r.success for r in g), len(g)) for t, g in by(rs, lambda r: r.task).items()}
-    in_mode = {k: d for k, d in declared.items() if mode in d.get("modes", [])} or {t: {"status": "ready"} for t in task_sr}
+    chosen = declared or {t: {"status": "ready", "modes": [mode]} for t in task_sr}
+    in_mode = {k: d for k, d in chosen.items() if mode in d.get("modes", [])}
     runnable = [k for k, d in in_mode.items() if d.get("status") == "ready"]
     passed = sum(task_sr.get(k, 0.0) for k in runnable)
     impl, strict = metrics.implemented_strict(passed, len(runnable), len(in_mode))
     return ImplementedStrict(passed=passed, runnable=len(runnable), declared=len(in_mode), implemented=impl, strict=strict,
+                             chosen=len(chosen), strict_all=metrics.rate(passed, len(chosen)),
                              not_runnable={k: f"{d['status']}: {d.get('reason', '')}".rstrip(": ")
-                                           for k, d in in_mode.items() if d.get("status") != "ready"})
+                                           for k, d in in_mode.items() if d.get("status") != "ready"},
+                             not_declared=sorted(k for k in chosen if k not in in_mode))
 
 
 def pass_k(rs: list[TrialResult]) -> list[PassK]:
@@ -226,7 +241,7 @@ def cost(rs: list[TrialResult], prices: dict[str, Price]) -> Cost:
 def trial_row(r: TrialResult, run_dir: str) -> TrialRow:
 
     return TrialRow(task=r.task, app=r.app, mode=r.mode, no_bash=r.no_bash, trial=r.trial, difficulty=r.difficulty,
-                    human_steps=r.human_steps, success=r.success, kscr=r.kscr, kscr_progress=kscr_progress(r),
+                    measured_difficulty=metrics.difficulty(r.human_steps), human_steps=r.human_steps, success=r.success, kscr=r.kscr, kscr_progress=kscr_progress(r),
                     steps=r.steps, tool_calls=r.tool_calls, failure=r.failure, failure_detail=r.failure_detail,
                     wall_s=r.timings.total_s, input_tokens=r.usage.input_tokens, output_tokens=r.usage.output_tokens,
                     dir=str(RunDir(Path(run_dir)).trial_of(r).path))
@@ -260,9 +275,11 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
         per_app={a: group(g) for a, g in sorted(by(rs, lambda r: r.app).items())},
         per_difficulty={d: group(g) for d, g in sorted(by(rs, lambda r: r.difficulty).items(),
                                                        key=lambda kv: _difficulty_order(kv[0]))},
-        per_mode_difficulty={m: {d: group(g) for d, g in sorted(by(per_mode[m], lambda r: r.difficulty).items(),
-                                                              key=lambda kv: _difficulty_order(kv[0]))}
-                             for m in modes if m in per_mode},
+        per_mode_difficulty={m: by_difficulty(per_mode[m], lambda r: r.difficulty) for m in modes if m in per_mode},
+        per_mode_measured_difficulty={m: by_difficulty(per_mode[m], lambda r: metrics.difficulty(r.human_steps))
+                                      for m in modes if m in per_mode},
+        relabelled={r.task: [r.difficulty, metrics.difficulty(r.human_steps)] for r in sorted(rs, key=lambda r: r.task)
+                    if r.difficulty != metrics.difficulty(r.human_steps)},
         per_task={k: group(g) for k, g in by(rs, lambda r: f"{r.task}:{r.mode}").items()},
         wes={m: wes(per_mode[m], step_cap) for m in modes if m in per_mode},
         implemented_strict={m: implemented_strict(per_mode.get(m, []), m, declared) for m in modes},
@@ -271,6 +288,10 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
         prices={r.usage.model: p for r in rs if (p := price_for(prices, r.usage.model)) is not None},
         failures=failures, failures_by_mode=failures_by_mode,
         trial_rows=[trial_row(r, d) for d, r in results])
+
+
+def by_difficulty(rs: list[TrialResult], key: Callable[[TrialResult], str]) -> dict[str, Group]:
+    return {d: group(g) for d, g in sorted(by(rs, key).items(), key=lambda kv: _difficulty_order(kv[0]))}
 
 
 def _difficulty_order(d: str) -> int:

@@ -87,7 +87,7 @@ def plots(rep: Report) -> list[tuple[str, str]]:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("SR (95% Wilson interval)")
     ax.legend(fontsize=8)
-    out.append(("SR by difficulty and mode", _svg(fig)))
+    out.append(("SR by difficulty label (Appendix E) and mode", _svg(fig)))
     # KSCR distribution
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
     for m in rep.per_mode:
@@ -190,24 +190,34 @@ def render(rep: Report) -> str:
                     f"{cell(f'per_mode.{m}.kscr_progress', g.kscr_progress, 'pct')}"
                     f"{cell(f'implemented_strict.{m}.implemented', i.implemented, 'pct')}"
                     f"{cell(f'implemented_strict.{m}.strict', i.strict, 'pct')}"
+                    f"{cell(f'implemented_strict.{m}.strict_all', i.strict_all, 'pct')}"
                     f"{cell(f'wes.{m}.value', w.value, 'f3')}{cell(f'wes.{m}.grouped', w.grouped, 'f3')}"
                     f"{cell(f'wes.{m}.step_cap', w.step_cap, 'int')}</tr>")
     o = rep.overall
     rows.append(f"<tr><th>all</th>{cell('overall.trials', o.trials, 'int')}{cell('overall.sr', o.sr, 'pct')}"
                 f"<td>[{o.sr_low:.0%}, {o.sr_high:.0%}]</td>{cell('overall.kscr', o.kscr, 'pct')}"
-                f"{cell('overall.kscr_progress', o.kscr_progress, 'pct')}<td></td><td></td><td></td><td></td><td></td></tr>")
+                f"{cell('overall.kscr_progress', o.kscr_progress, 'pct')}" + "<td></td>" * 6 + "</tr>")
     parts.append("<h2>Overview</h2>" + _table(["mode", "trials", "SR", "95% CI", "KSCR", "KSCR (progress)", "IMPLEMENTED",
-                                              "STRICT", "WES", "WES grouped", "step cap S"], rows))
+                                              "STRICT", "STRICT all", "WES", "WES grouped", "step cap S"], rows))
     notes = [f"WES {m}: S = {w.step_cap} ({w.step_cap_source}); {w.grouped_tasks} task(s) declare grouped steps"
              for m, w in rep.wes.items()]
     for m, i in rep.implemented_strict.items():
-        notes.append(f"IMPLEMENTED/STRICT {m}: {i.passed:g} passed of {i.runnable} runnable, {i.declared} declared")
+        notes.append(f"IMPLEMENTED/STRICT {m}: {i.passed:g} passed of {i.runnable} runnable, {i.declared} declaring "
+                     f"the mode, {i.chosen} chosen (STRICT all, the paper's denominator, counts the "
+                     f"{len(i.not_declared)} not declaring it as failures)")
         notes += [f"not runnable ({m}): {t}: {why}" for t, why in i.not_runnable.items()]
     parts.append("".join(f'<p class="note">{html.escape(n)}</p>' for n in notes))
     parts.append('<h2>Plots</h2><div class="plots">' + "".join(
         f"<figure>{svg}<figcaption>{html.escape(title)}</figcaption></figure>" for title, svg in plots(rep)) + "</div>")
     for m, groups in rep.per_mode_difficulty.items():
-        parts.append(f"<h2>By difficulty: {m}</h2>" + _table(GROUP_HEADERS, _group_rows(f"per_mode_difficulty.{m}", groups)))
+        parts.append(f"<h2>By difficulty label (Appendix E): {m}</h2>"
+                     + _table(GROUP_HEADERS, _group_rows(f"per_mode_difficulty.{m}", groups)))
+    for m, groups in rep.per_mode_measured_difficulty.items():
+        parts.append(f"<h2>By difficulty from measured GUI steps: {m}</h2>"
+                     + _table(GROUP_HEADERS, _group_rows(f"per_mode_measured_difficulty.{m}", groups)))
+    if rep.relabelled:
+        parts.append('<p class="note">' + html.escape("measured GUI steps put these tasks in another bucket: " + ", ".join(
+            f"{t} {a}->{b}" for t, (a, b) in rep.relabelled.items())) + "</p>")
     parts.append("<h2>By app</h2>" + _table(GROUP_HEADERS, _group_rows("per_app", rep.per_app)))
     if any(len(v) > 1 for v in rep.pass_k.values()):
         rows = [f"<tr><td>{m}</td>{cell(f'pass_k.{m}.{j}.k', pk.k, 'int')}{cell(f'pass_k.{m}.{j}.pass_at_k', pk.pass_at_k, 'pct')}"

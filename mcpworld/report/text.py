@@ -35,6 +35,13 @@ def _group_table(title: str, first: str, rows: dict[str, Group]) -> Table:
     return t
 
 
+def _difficulty_table(title: str, per_mode: dict[str, dict[str, Group]]) -> Table:
+    t = compact_table(title, "difficulty", *per_mode)
+    for d in dict.fromkeys(d for g in per_mode.values() for d in g):
+        t.add_row(d, *[sr_ci(g[d]) if d in g else "-" for g in per_mode.values()])
+    return t
+
+
 def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
     console.print(f"[b]runs[/b] {', '.join(rep.runs)}  [b]agent[/b] {rep.agent}"
                   f"{'  [b]no bash[/b]' if rep.no_bash else ''}", highlight=False)
@@ -46,9 +53,11 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
     t.add_row("[b]all[/b]", str(rep.overall.trials), sr_ci(rep.overall), pct(rep.overall.kscr),
               pct(rep.overall.kscr_progress), "", "")
     console.print(t)
-    t = compact_table("Passed of runnable / of declared tasks", "mode", "IMPLEMENTED", "STRICT")
+    t = compact_table("Passed of runnable / of tasks declaring the mode / of all chosen tasks (the paper's)",
+                      "mode", "IMPLEMENTED", "STRICT", "STRICT all")
     for m, i in rep.implemented_strict.items():
-        t.add_row(m, f"{pct(i.implemented)} ({i.passed:g}/{i.runnable})", f"{pct(i.strict)} ({i.passed:g}/{i.declared})")
+        t.add_row(m, f"{pct(i.implemented)} ({i.passed:g}/{i.runnable})", f"{pct(i.strict)} ({i.passed:g}/{i.declared})",
+                  f"{pct(i.strict_all)} ({i.passed:g}/{i.chosen})")
     console.print(t)
     caps = {(w.step_cap, w.step_cap_source) for w in rep.wes.values()}
     for cap, source in sorted(caps):
@@ -59,11 +68,13 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
         for task, why in i.not_runnable.items():
             console.print(f"not runnable ({m}): {task}: {why}", highlight=False)
 
-    t = compact_table("SR by difficulty and mode (the paper's Table 6)", "difficulty", *rep.per_mode_difficulty)
-    diffs = list(dict.fromkeys(d for g in rep.per_mode_difficulty.values() for d in g))
-    for d in diffs:
-        t.add_row(d, *[sr_ci(g[d]) if d in g else "-" for g in rep.per_mode_difficulty.values()])
-    console.print(t)
+    console.print(_difficulty_table("SR by difficulty label (Appendix E) and mode (the paper's Table 6)",
+                                    rep.per_mode_difficulty))
+    console.print(_difficulty_table("SR by difficulty from measured GUI steps (0-5 Easy, 5-10 Medium, 10+ Hard)",
+                                    rep.per_mode_measured_difficulty))
+    if rep.relabelled:
+        console.print(f"{len({t for t in rep.relabelled})} task(s) whose measured GUI steps put them in another bucket: "
+                      + ", ".join(f"{t} {a}->{b}" for t, (a, b) in rep.relabelled.items()), highlight=False)
     console.print(_group_table("Per app", "app", rep.per_app))
     if any(len(v) > 1 for v in rep.pass_k.values()):
         t = compact_table("Repeated trials", "mode", "k", "tasks", "pass@k", "pass^k")

@@ -6,10 +6,11 @@ a trial. Each is one class with the same small lifecycle; the trial calls it, ne
                   start watching; returns variables the app's launch needs
     launched(p)   the app's process exists (start a helper next to it)
     ready()       awaited in order once the app's window is up (and its port): the source delivers events
+    begin()       once set-up is done, just before the agent acts (the state it starts from)
     collect()     after the agent: a last contribution (the final state)
     stop()        release everything; called once, whatever happened
 
-A failure in prepare/launched/ready is a set-up error (the agent never starts); in collect it is the
+A failure in prepare/launched/ready/begin is a set-up error (the agent never starts); in collect it is the
 source's own `failure` category. Each class declares its app.toml table (`Config`) and checks its part
 of a task when the task is loaded, before any environment starts.
 """
@@ -106,6 +107,9 @@ class EventSource(abc.ABC):
         pass
 
     async def ready(self) -> None:
+        pass
+
+    async def begin(self) -> None:
         pass
 
     async def collect(self) -> None:

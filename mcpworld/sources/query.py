@@ -23,6 +23,13 @@ class QueryConfig(SourceConfig):
     module: str = Field(description="file in the app folder with a `query(ctx) -> dict` function")
     event: str = "state"
     timeout: float = 30.0
+    keys: dict[str, str] = Field(default_factory=dict, description="the key field of each list of records, by "
+                                 "its path with [*] for enclosing items (notes by id, notes[*].cards by id): how the "
+                                 "start and end states are compared item by item")
+    sets: list[str] = Field(default_factory=list, description="lists of plain values compared as sets, value "
+                            "by value (a tag list)")
+    ignore: list[str] = Field(default_factory=list, description="top-level fields that are not the app's state "
+                              "(derived counts, where it was read from): never a change")
 
 
 @dataclass
@@ -59,6 +66,10 @@ class StateQuerySource(EventSource):
     @classmethod
     def events(cls, config, app, task):
         return {config.event: Source.QUERY}
+
+    async def begin(self) -> None:
+        """The state before the agent acts (recorded before anything counts): what the end is compared with."""
+        await self.collect()
 
     async def collect(self) -> None:
         ctx, config = self.ctx, self.config

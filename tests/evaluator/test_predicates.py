@@ -54,3 +54,11 @@ def test_contains_all():
     assert pred({"scenes": ["B", "C", "A"]})
     assert not pred({"scenes": ["A", "C"]})
     assert not pred({"scenes": None})
+
+
+def test_a_key_holding_dots_is_matched_whole():
+    state = {"prefs": {"scheduling.rollover": 6, "editing.default_search_text": "cs"}, "a": {"b": {"c": 1}}}
+    assert compile_where({"prefs.scheduling.rollover": 6})(state)
+    assert not compile_where({"prefs.scheduling.rollover": 5})(state)
+    assert compile_where({"prefs.editing.default_search_text": "cs"})(state)
+    assert compile_where({"a.b.c": 1})(state) and not compile_where({"a.b.d": {"$exists": True}})(state)

@@ -131,3 +131,22 @@ def test_torn_last_line_is_skipped(tmp_path):
         f.write('{"v": 1, "run_id": "r", "sour')
     assert [e.name for e in EventLog.read(tmp_path / "e.jsonl")] == ["n"]
     os.remove(tmp_path / "e.jsonl")
+
+
+async def test_quiet_counts_from_the_agents_end(tmp_path):
+    """A last event older than the gap says nothing about what the agent's last call set off: the wait
+    counts from the agent's end at the earliest."""
+    import time as _time
+
+    from evaluator.server import Evaluator
+
+    ev = Evaluator("run", "app", tmp_path / "events.jsonl")
+    ev.record_internal("runner", "old", {})
+    ev.log.events[-1].received = _time.time() - 10
+    t = _time.perf_counter()
+    await ev.quiet(0.3, 3.0)
+    assert _time.perf_counter() - t < 0.25  # nothing to wait for without `since`
+    t = _time.perf_counter()
+    await ev.quiet(0.3, 3.0, since=_time.time())
+    assert _time.perf_counter() - t >= 0.29
+    ev.log.close()

@@ -50,3 +50,30 @@ def test_one_event_cannot_reach_a_step_and_the_one_after_it(tmp_path):
     m = Matcher(rt)
     assert feed(m, ("config_set", {"key": "K"})) == {"first": True, "second": False}
     assert feed(m, ("config_set", {"key": "K"})) == {"first": True, "second": True}
+
+
+def test_a_verdict_never_contradicts_its_own_record(tmp_path):
+    """An event landing after the verdict (a milestone late at the end of a trial, or during teardown) must
+    not mark a step reached in a record whose reason says it was not."""
+    rt = resolved(tmp_path, STEPS[:1])
+    m = Matcher(rt)
+    verdict = m.verdict([], None)
+    feed(m, ("scene_item_added", {"source": "A"}))
+    assert not verdict.key_steps[0].reached and "added" in verdict.reason
+    assert not m.results["added"].reached
+    again = m.verdict([], None)
+    assert again.key_steps == verdict.key_steps
+
+
+def test_states_read_two_ways_compare_what_both_hold(tmp_path):
+    """OBS closed by the agent: the end state comes from its files, which lack what only obs-websocket
+    tells (thumbnails, audio); that absence is no collateral, but a change in what both hold still is."""
+    folder = tmp_path / "obs" / "88"
+    folder.mkdir(parents=True)
+    (folder / "task.json").write_text(json.dumps({**T88, "success": {"changes": {"scene_items": True}}}))
+    rt = load_task(folder / "task.json", load_apps())
+    start = {"read_from": "websocket", "scenes": ["Main"], "audio": {"Mic": {"muted": False}}, "scene_thumbs": {"Main": []}}
+    same = {"read_from": "files", "scenes": ["Main"]}
+    assert Matcher(rt)._collateral(start, same) == []
+    assert Matcher(rt)._collateral(start, {**same, "scenes": ["Main", "Extra"]}) != []
+    assert Matcher(rt)._collateral(start, {**start, "audio": {"Mic": {"muted": True}}}) != []

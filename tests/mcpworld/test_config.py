@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mcpworld import paths
-from mcpworld.config.load import load_apps, load_task
+from mcpworld.config.load import load_tasks, load_apps, load_task
 from mcpworld.errors import ConfigError, ConfigErrors
 
 GOOD = json.loads((paths.TASKS_DIR / "anki" / "161" / "task.json").read_text())
@@ -52,6 +52,13 @@ def test_the_real_tasks_load():
     assert load_task(paths.TASKS_DIR / "anki" / "161" / "task.json", load_apps()).instruction.startswith("Add a Q&A")
 
 
+def test_every_real_task_states_its_paper_key_steps_and_has_a_near_miss():
+    for key, rt in load_tasks().items():
+        if rt.task.status == "ready":
+            assert rt.task.paper_key_steps is not None, key
+            assert rt.task.near_misses, f"{key} has no near miss"
+
+
 @pytest.mark.parametrize("changes,field,problem", [
     ({"key_steps__0__event": "note_addd"}, "key_steps[0].event", "unknown 'note_addd'"),
     ({"instruction": "Add {frnt}"}, "instruction", "unknown placeholder '{frnt}'"),
@@ -75,6 +82,7 @@ def test_the_real_tasks_load():
     ({"setup_events": ["nope"]}, "setup_events[0]", "unknown 'nope'"),
     ({"setup": [{"tool": "zotero__add"}]}, "setup[0].tool", "neither bash/edit nor a tool"),
     ({"oracle__mcp__0__args": {"x": "{homme}"}}, "oracle.mcp[0].args", "unknown placeholder"),
+    ({"paper_key_steps": 5}, "key_steps", "the paper's template has 5"),
 ])
 def test_malformed_task_names_file_field_and_problem(tmp_path, changes, field, problem):
     found = errors_of(tmp_path, mutate(**changes))

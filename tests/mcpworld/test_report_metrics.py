@@ -133,3 +133,22 @@ def test_the_terminal_report_fits_80_columns(report):
     assert max(len(line) for line in text.splitlines()) <= 80
     for header in ("IMPLEMENTED", "STRICT", "WES", "KSCR", "steps/trial", "MCP rate"):
         assert header in text
+
+
+def test_strict_both_ways_and_difficulty_both_ways():
+    # a/2 declares only gui; in mcp it is left out of STRICT and counted as a failure in STRICT all (the paper's)
+    declared = {"a/1": {"status": "ready", "modes": ["gui", "mcp"]}, "a/2": {"status": "ready", "modes": ["gui"]},
+                "a/3": {"status": "ready", "modes": ["gui", "mcp"]}}
+    relabel = trial("a/3", "mcp", 0, True, 3).model_copy(update={"human_steps": 3})  # labelled Hard, 3 GUI steps
+    rep = build([("/r", r) for r in (trial("a/1", "mcp", 0, True, 1), relabel, trial("a/1", "gui", 0, False, 9))],
+                [{"declared": declared}])
+    i = rep.implemented_strict["mcp"]
+    assert (i.passed, i.runnable, i.declared, i.chosen) == (2, 2, 2, 3)
+    assert i.strict == 1.0 and i.strict_all == pytest.approx(2 / 3) and i.not_declared == ["a/2"]
+    g = rep.implemented_strict["gui"]
+    assert (g.declared, g.chosen, g.strict, g.strict_all) == (3, 3, 0.0, 0.0)
+    assert set(rep.per_mode_difficulty["mcp"]) == {"Easy", "Hard"}
+    assert set(rep.per_mode_measured_difficulty["mcp"]) == {"Easy"}
+    assert rep.per_mode_measured_difficulty["mcp"]["Easy"].trials == 2
+    assert rep.relabelled == {"a/3": ["Hard", "Easy"]}
+    assert [r.measured_difficulty for r in rep.trial_rows] == ["Easy", "Easy", "Easy"]

@@ -97,7 +97,7 @@ async def test_app_killed_mid_trial_state_read_from_file(tmp_path):
     _, r = await run_trial(tmp_path, kill_app)
     events = EventLog.read(tmp_path / "trial" / "events.jsonl")
     state = [e for e in events if e.source == "query"]
-    assert state and state[0].payload["read_from"] == "file"
+    assert state and state[-1].payload["read_from"] == "file"  # state[0] is the start state, read before the agent
     assert r.success, r.failure_detail  # the note was committed before the crash
 
     async def kill_only(ctx, trial):

@@ -139,6 +139,23 @@ if _cfg is not None:
         except Exception:
             pass
 
+    def _searching(find, kind: str):
+        """Collection.find_cards/find_notes, reporting each search: the Browse window's and the bridge's
+        searches both run through them, so "searched" fires for the GUI and the API path alike."""
+        def find_and_report(self, query, *args, **kwargs):
+            found = find(self, query, *args, **kwargs)
+            try:
+                _emit("searched", {"query": str(query), "kind": kind, "count": len(found)})
+            except Exception:
+                _error("searched")
+            return found
+        return find_and_report
+
+    from anki.collection import Collection
+
+    Collection.find_cards = _searching(Collection.find_cards, "cards")
+    Collection.find_notes = _searching(Collection.find_notes, "notes")
+
     gui_hooks.collection_did_load.append(_on_collection_loaded)
     gui_hooks.operation_did_execute.append(_on_op)
     gui_hooks.state_did_undo.append(_on_undo)

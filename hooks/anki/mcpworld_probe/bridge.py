@@ -253,20 +253,99 @@ def m_set_card_template(col, p, done):
 
 
 def m_get_preferences(col, p, done):
-    done(anki_state.read(col)["prefs"])
+    done(anki_state.preferences(col))
 
 
 def m_set_preferences(col, p, done):
     prefs = col.get_preferences()
-    if p.get("learn_ahead_mins") is not None:
-        prefs.scheduling.learn_ahead_secs = int(p["learn_ahead_mins"]) * 60
-    if p.get("rollover") is not None:
-        prefs.scheduling.rollover = int(p["rollover"])
-    if p.get("backup_interval_mins") is not None:
-        prefs.backups.minimum_interval_mins = int(p["backup_interval_mins"])
-    if p.get("default_search_text") is not None:
-        prefs.editing.default_search_text = p["default_search_text"]
-    _op(lambda c: c.set_preferences(prefs), done, lambda out: anki_state.read(col)["prefs"])
+    anki_state.set_preferences(prefs, p.get("changes") or {})
+    _op(lambda c: c.set_preferences(prefs), done, lambda out: anki_state.preferences(col))
+
+
+def m_list_tags(col, p, done):
+    done(sorted(col.tags.all()))
+
+
+def m_rename_tag(col, p, done):
+    _op(lambda c: c.tags.rename(p["tag"], p["new_name"]), done, lambda out: {"notes": out.count})
+
+
+def m_find_cards(col, p, done):
+    out = []
+    for cid in _cards(col, p["query"])[: int(p.get("limit", 100))]:
+        c = col.get_card(cid)
+        out.append({"card_id": cid, "note_id": c.nid, "deck": col.decks.name(c.did), "template": c.template()["name"],
+                    "queue": c.queue, "type": c.type, "due": c.due, "interval": c.ivl, "ease": c.factor,
+                    "reviews": c.reps, "lapses": c.lapses, "flag": c.user_flag(), "suspended": c.queue == -1})
+    done(out)
+
+
+def m_forget_cards(col, p, done):
+    cids = _cards(col, p["query"])
+    _op(lambda c: c.sched.schedule_cards_as_new(cids, restore_position=bool(p.get("restore_position", False)),
+                                                reset_counts=bool(p.get("reset_counts", False))),
+        done, lambda out: {"cards": len(cids)})
+
+
+def _field(m: dict, name: str) -> dict:
+    for f in m["flds"]:
+        if f["name"] == name:
+            return f
+    raise BridgeError(f"note type '{m['name']}' has no field '{name}' (fields: {', '.join(f['name'] for f in m['flds'])})")
+
+
+def m_rename_field(col, p, done):
+    m = _notetype(col, p["note_type"])
+    col.models.rename_field(m, _field(m, p["field"]), p["new_name"])
+    _op(lambda c: c.models.update_dict(m), done, lambda out: {"fields": [f["name"] for f in m["flds"]]})
+
+
+def m_remove_field(col, p, done):
+    m = _notetype(col, p["note_type"])
+    col.models.remove_field(m, _field(m, p["field"]))
+    _op(lambda c: c.models.update_dict(m), done, lambda out: {"fields": [f["name"] for f in m["flds"]]})
+
+
+def m_add_card_template(col, p, done):
+    m = _notetype(col, p["note_type"])
+    if p["name"] in [t["name"] for t in m["tmpls"]]:
+        raise BridgeError(f"note type '{m['name']}' already has a template '{p['name']}'")
+    t = col.models.new_template(p["name"])
+    t["qfmt"], t["afmt"] = p["front"], p["back"]
+    col.models.add_template(m, t)
+    _op(lambda c: c.models.update_dict(m), done, lambda out: {"templates": [t["name"] for t in m["tmpls"]]})
+
+
+def m_get_deck_options(col, p, done):
+    conf = col.decks.config_dict_for_deck_id(_deck_id(col, p["deck"]))
+    done({k: v for k, v in conf.items() if k not in ("mod", "usn")})
+
+
+def _set_path(d: dict, key: str, value) -> None:
+    *parents, last = key.split(".")
+    for part in parents:
+        if not isinstance(d.get(part), dict):
+            raise BridgeError(f"unknown option '{key}'")
+        d = d[part]
+    if last not in d:
+        raise BridgeError(f"unknown option '{key}' (at this level: {', '.join(sorted(d))})")
+    if type(d[last]) is not type(value) and not (isinstance(d[last], (int, float)) and isinstance(value, (int, float))
+                                                 and not isinstance(value, bool)):
+        raise BridgeError(f"option '{key}' takes a {type(d[last]).__name__}, got {value!r}")
+    d[last] = value
+
+
+def m_set_deck_options(col, p, done):
+    from anki.collection import OpChanges
+
+    conf = col.decks.config_dict_for_deck_id(_deck_id(col, p["deck"]))
+    for key, value in (p.get("changes") or {}).items():
+        _set_path(conf, key, value)
+
+    def op(c):
+        c.decks.update_config(conf)
+        return OpChanges(deck_config=True)
+    _op(op, done, lambda out: {"preset": conf["name"], "decks": [col.decks.name(d) for d in col.decks.decks_using_config(conf)]})
 
 
 def m_store_media_file(col, p, done):

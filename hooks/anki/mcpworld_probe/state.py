@@ -29,13 +29,62 @@ def read(col) -> dict:
         cards[cid] = {"id": cid, "nid": nid, "deck": decks.get(did), "deck_id": did, "queue": queue,
                       "suspended": queue == -1, "flag": flags & 7, "flag_name": FLAG_NAMES[flags & 7],
                       "type": ctype, "ivl": ivl, "due_days": (due - today) if ctype == 2 else None}
-    p = col.get_preferences()
-    prefs = {"default_search_text": col.get_config("defaultSearchText", ""),
-             "learn_ahead_mins": p.scheduling.learn_ahead_secs // 60,
-             "rollover": p.scheduling.rollover,
-             "backup_interval_mins": p.backups.minimum_interval_mins}
     return {"decks": decks, "notetypes": notetypes, "notes": notes, "cards": cards,
-            "tags": sorted(col.tags.all()), "prefs": prefs}
+            "tags": sorted(col.tags.all()), "prefs": preferences(col),
+            "deck_options": deck_options(col), "deck_presets": deck_presets(col)}
+
+
+def deck_options(col) -> dict:
+    """Every deck options preset (Anki's own keys: new.perDay, rev.perDay, lapse.leechFails, ...),
+    bookkeeping (mod, usn) left out; which deck uses which is on the deck (`deck_presets`)."""
+    return {c["id"]: {k: v for k, v in c.items() if k not in ("mod", "usn")} for c in col.decks.all_config()}
+
+
+def deck_presets(col) -> dict:
+    return {d["id"]: d.get("conf") for d in col.decks.all() if not d.get("dyn")}
+
+
+def preferences(col) -> dict:
+    """Every collection preference, by Anki's own names ("scheduling.rollover", "editing.default_search_text",
+    ...): all of them, so that a change to one a task did not ask for shows in the state diff."""
+    out = {}
+
+    def walk(msg, prefix):
+        for f in msg.DESCRIPTOR.fields:
+            value = getattr(msg, f.name)
+            if f.message_type is not None:
+                walk(value, prefix + f.name + ".")
+            else:
+                out[prefix + f.name] = f.enum_type.values_by_number[value].name if f.enum_type else value
+    walk(col.get_preferences(), "")
+    return out
+
+
+def set_preferences(prefs, changes: dict) -> None:
+    """Apply {"section.name": value} to a Preferences message; a wrong name or type raises ValueError."""
+    for key, value in changes.items():
+        section, _, name = key.partition(".")
+        group = getattr(prefs, section, None) if section in {f.name for f in prefs.DESCRIPTOR.fields} else None
+        fields = {f.name: f for f in group.DESCRIPTOR.fields} if group is not None else {}
+        if name not in fields:
+            known = ", ".join(sorted(f"{s.name}.{f.name}" for s in prefs.DESCRIPTOR.fields for f in s.message_type.fields))
+            raise ValueError(f"unknown preference {key!r} (known: {known})")
+        f = fields[name]
+        if f.enum_type is not None and isinstance(value, str):
+            if value not in f.enum_type.values_by_name:
+                raise ValueError(f"{key}: {value!r} is not one of {', '.join(f.enum_type.values_by_name)}")
+            value = f.enum_type.values_by_name[value].number
+        elif f.type == f.TYPE_BOOL:
+            if not isinstance(value, bool):
+                raise ValueError(f"{key}: expected true or false, got {value!r}")
+        elif f.type == f.TYPE_STRING:
+            value = str(value)
+        else:
+            try:
+                value = int(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"{key}: expected a whole number, got {value!r}") from None
+        setattr(group, name, value)
 
 
 def media(col) -> list[dict]:
@@ -62,12 +111,13 @@ def state(snap: dict) -> dict:
     for n in snap["notes"].values():
         cs = sorted(cards_of.get(n["id"], []), key=lambda c: c["id"])
         notes.append({**n, "deck": cs[0]["deck"] if cs else None, "cards": cs})
-    return {"decks": [{"id": i, "name": name} for i, name in snap["decks"].items()],
+    presets = snap.get("deck_presets", {})
+    return {"decks": [{"id": i, "name": name, "options": presets.get(i)} for i, name in snap["decks"].items()],
             "deck_names": sorted(snap["decks"].values()),
             "notes": notes, "note_count": len(notes), "card_count": len(snap["cards"]),
             "notetypes": list(snap["notetypes"].values()),
             "notetype_names": sorted(nt["name"] for nt in snap["notetypes"].values()),
-            "tags": snap["tags"], "prefs": snap["prefs"]}
+            "tags": snap["tags"], "prefs": snap["prefs"], "deck_options": list(snap["deck_options"].values())}
 
 
 def _card_payload(card: dict, notes: dict) -> dict:
@@ -134,6 +184,17 @@ def diff(old: dict, new: dict) -> list[tuple[str, dict]]:
         out.append(("tag_added", {"tag": t}))
     for t in sorted(ot - nt):
         out.append(("tag_removed", {"tag": t}))
+
+    oo, no = old["deck_options"], new["deck_options"]
+    for cid in sorted(oo.keys() | no.keys()):
+        if oo.get(cid) != no.get(cid):
+            a, b = oo.get(cid) or {}, no.get(cid) or {}
+            out.append(("deck_options_changed", {**(b or a), "removed": not b, "added": not a,
+                                                 "changed": sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))}))
+    op, np = old.get("deck_presets", {}), new.get("deck_presets", {})
+    for did in sorted(op.keys() & np.keys()):
+        if op[did] != np[did]:
+            out.append(("deck_preset_changed", {"id": did, "name": nd.get(did), "old": op[did], "options": np[did]}))
 
     for k, v in new["prefs"].items():
         if old["prefs"].get(k) != v:
