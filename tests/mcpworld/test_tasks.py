@@ -10,6 +10,7 @@ evaluator over websockets; $MCPWORLD_TEST_PARALLEL (default 2) of them side by s
 
 import asyncio
 import os
+import sys
 import warnings
 
 import pytest
@@ -68,10 +69,34 @@ def reproofs(tmp_path_factory) -> dict:
                 return (key, mode, agent), (retry, describe(result))
             return (key, mode, agent), (result, None)
 
+    progress = {"done": 0}
+
+    async def watchdog():
+        # a trial that never ends (a teardown hanging) would hold CI until its time limit: after ten minutes
+        # with no trial finished, every asyncio task's stack goes to stderr, to find what waits on what
+        last, quiet = -1, 0
+        while True:
+            await asyncio.sleep(60)
+            quiet = quiet + 1 if progress["done"] == last else 0
+            last = progress["done"]
+            if quiet == 10:
+                for task in asyncio.all_tasks():
+                    task.print_stack(file=sys.stderr)
+
+    async def counted(gate, *p):
+        try:
+            return await one(gate, *p)
+        finally:
+            progress["done"] += 1
+
     async def all_of_them():
         gate = asyncio.Semaphore(PARALLEL)
+        dog = asyncio.create_task(watchdog())
         # one trial raising must not cancel the others: its own test reports it
-        done = await asyncio.gather(*(one(gate, *p) for p in PLAN), return_exceptions=True)
+        try:
+            done = await asyncio.gather(*(counted(gate, *p) for p in PLAN), return_exceptions=True)
+        finally:
+            dog.cancel()
         return {p: r[1] if not isinstance(r, BaseException) else (r, None) for p, r in zip(PLAN, done)}
 
     return asyncio.run(all_of_them())
