@@ -21,7 +21,7 @@ from gateway.modes import Mode
 from mcpworld import paths
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
-from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult  # noqa: F401  (VERDICT_FAILURES: what a near miss fails on)
+from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult
 
 RECORD_FILE = "verified.json"
 RECORD_VERSION = 1
@@ -205,7 +205,7 @@ def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tu
     rest = sorted((p for p in gui if p[0] not in changed),
                   key=lambda p: hashlib.sha256(f"{SAMPLE_SEED}:{p[0]}".encode()).hexdigest())
     plan += [(k, m, "oracle") for k, m in rest[:sample]]
-    plan += [(k, m, a) for rt in ready.values() for _, m, a in solution_jobs(rt) for k in [rt.key]]
+    plan += [(rt.key, m, a) for rt in ready.values() for _, m, a in solution_jobs(rt)]
     return plan
 
 

@@ -17,8 +17,9 @@ import pytest
 
 from mcpworld.config.load import load_tasks
 from mcpworld.install import app_version
+from mcpworld.results import VERDICT_FAILURES
 from mcpworld.trial import Trial, TrialOptions
-from mcpworld.verify import VERDICT_FAILURES, ci_plan, expected_to_pass, load_records, make_job_agent, stale
+from mcpworld.verify import ci_plan, expected_to_pass, load_records, make_job_agent, stale
 
 TASKS = load_tasks()
 READY = sorted(k for k, rt in TASKS.items() if rt.task.status == "ready")
@@ -107,7 +108,7 @@ def test_reproof(key, mode, agent, reproofs):
     rt = TASKS[key]
     result, first_failure = reproofs[(key, mode, agent)]
     if isinstance(result, BaseException):
-        raise AssertionError(f"the trial raised {type(result).__name__}: {result!r}")
+        pytest.fail(f"the trial raised {type(result).__name__}: {result!r}")
     if agent == "null":
         assert not result.success, "the null agent passed: the task's checks do not depend on the agent's work"
         assert result.failure == "evaluated_failed", describe(result)
