@@ -43,6 +43,13 @@ async def run_trial(tmp_path, script, mode="hybrid", task=T161, **opts):
     return trial, await trial.run()
 
 
+def structured(r):
+    """A tool result's structured value (a list comes wrapped as {"result": [...]}); it must not be an error."""
+    assert not r.is_error, r.texts
+    s = r.structured or {}
+    return s.get("result", s)
+
+
 def probe_config(trial) -> str:
     """Where the trial's in-app probe source wrote the one-time run config."""
     return next(s for s in trial.sources if s.key == "probe").config_path
