@@ -209,6 +209,21 @@ def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tu
     return plan
 
 
+def plan_seconds(tasks: dict[str, ResolvedTask], plan: list[tuple[str, str, str]], unrecorded: float = 30.0) -> float:
+    """What the planned trials took when they were last verified, one after another (`unrecorded` each for
+    a trial without a record): the budget CI's re-proof is held to."""
+    total = 0.0
+    for key, mode, agent in plan:
+        rt = tasks[key]
+        record = load_records(rt.app.id).tasks.get(key)
+        kind, _, solution = agent.partition(":")
+        proof_ = None if record is None else (
+            record.oracle.get(mode) if agent == "oracle" else record.null if kind == "null"
+            else record.near_misses.get(solution) if kind == NEAR_MISS else record.alternatives.get(solution))
+        total += proof_.seconds if proof_ else unrecorded
+    return total
+
+
 def costs(tasks: dict[str, ResolvedTask]) -> dict[str, dict[str, float]]:
     """Median seconds per phase of the recorded trials, per mode and for the null agent: the per-trial
     cost table behind CI's time at more tasks."""

@@ -10,16 +10,16 @@ evaluator over websockets; $MCPWORLD_TEST_PARALLEL (default 2) of them side by s
 
 import asyncio
 import os
-import sys
 import warnings
 
 import pytest
 
 from mcpworld.config.load import load_tasks
 from mcpworld.install import app_version
+from mcpworld.envs import LOCAL
 from mcpworld.results import VERDICT_FAILURES
-from mcpworld.trial import Trial, TrialOptions
-from mcpworld.verify import ci_plan, expected_to_pass, load_records, make_job_agent, stale
+from mcpworld.rundir import RunDir
+from mcpworld.verify import ci_plan, expected_to_pass, load_records, plan_seconds, run_job, stale
 
 TASKS = load_tasks()
 READY = sorted(k for k, rt in TASKS.items() if rt.task.status == "ready")
@@ -50,59 +50,37 @@ def test_the_ci_plan_covers_every_task_with_a_null_and_an_oracle():
 
 
 PARALLEL = int(os.environ.get("MCPWORLD_TEST_PARALLEL", "2"))  # environments side by side (the bench: 1.66x at 2)
+# The whole re-proof runs in the first test's set-up, so the suite's per-test limit would cut it short (and
+# did: CI lost the trials still running). Its own limit: three times what the plan took when verified.
+REPROOF_LIMIT = max(600.0, 3 * plan_seconds(TASKS, PLAN) / PARALLEL)
+TRIAL_MARGIN = 300.0  # one trial's bound beyond its task's timeout (start-up, state query, teardown)
 
 
 @pytest.fixture(scope="module")
 def reproofs(tmp_path_factory) -> dict:
-    """Every planned trial, PARALLEL at a time; (task, mode, agent) -> (result, retried, first failure)."""
+    """Every planned trial, PARALLEL at a time: (task, mode, agent) -> (result, first failure) or what the
+    trial raised. A GUI oracle that fails gets one more attempt (verify.run_job)."""
     out = tmp_path_factory.mktemp("reproof")
 
     async def one(gate, key, mode, agent):
         rt = TASKS[key]
         async with gate:
-            folder = out / f"{key.replace('/', '-')}-{mode}-{agent.replace(':', '-')}"
-            result = await Trial(rt, make_job_agent(agent), TrialOptions(mode=mode), folder).run()
-            if agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui:
-                # A GUI reference solution is synthetic input into a real app on a loaded 2-core machine;
-                # about one OBS trial in a hundred loses a click. One more attempt, said out loud in the
-                # warnings summary; two failures in a row fail (`tasks verify` records it as `retried`).
-                retry = await Trial(rt, make_job_agent(agent), TrialOptions(mode=mode), folder.with_name(folder.name + "-retry")).run()
-                return (key, mode, agent), (retry, describe(result))
-            return (key, mode, agent), (result, None)
-
-    progress = {"done": 0}
-
-    async def watchdog():
-        # a trial that never ends (a teardown hanging) would hold CI until its time limit: after ten minutes
-        # with no trial finished, every asyncio task's stack goes to stderr, to find what waits on what
-        last, quiet = -1, 0
-        while True:
-            await asyncio.sleep(60)
-            quiet = quiet + 1 if progress["done"] == last else 0
-            last = progress["done"]
-            if quiet == 10:
-                for task in asyncio.all_tasks():
-                    task.print_stack(file=sys.stderr)
-
-    async def counted(gate, *p):
-        try:
-            return await one(gate, *p)
-        finally:
-            progress["done"] += 1
+            result, retried = await asyncio.wait_for(run_job((rt, mode, agent), out, LOCAL),
+                                                     2 * (rt.task.timeout + TRIAL_MARGIN))
+        first = RunDir(out).trial(rt.app.id, key, f"{mode}-{agent.replace(':', '-')}", 0) if retried else None
+        first = first.load_result() if first else None
+        return result, describe(first) if first else None
 
     async def all_of_them():
         gate = asyncio.Semaphore(PARALLEL)
-        dog = asyncio.create_task(watchdog())
         # one trial raising must not cancel the others: its own test reports it
-        try:
-            done = await asyncio.gather(*(counted(gate, *p) for p in PLAN), return_exceptions=True)
-        finally:
-            dog.cancel()
-        return {p: r[1] if not isinstance(r, BaseException) else (r, None) for p, r in zip(PLAN, done)}
+        done = await asyncio.gather(*(one(gate, *p) for p in PLAN), return_exceptions=True)
+        return {p: (r, None) if isinstance(r, BaseException) else r for p, r in zip(PLAN, done)}
 
     return asyncio.run(all_of_them())
 
 
+@pytest.mark.timeout(REPROOF_LIMIT)
 @pytest.mark.parametrize("key,mode,agent", PLAN, ids=[f"{k}-{m}-{a}" for k, m, a in PLAN])
 def test_reproof(key, mode, agent, reproofs):
     rt = TASKS[key]
