@@ -77,11 +77,17 @@ class Evaluator:
         self._server = await serve(self._handle, host, 0, max_size=8 * 1024 * 1024)
         self.port = self._server.sockets[0].getsockname()[1]
 
-    async def stop(self) -> None:
-        if self._server:
-            self._server.close()
-            await self._server.wait_closed()
-        self.log.close()
+    async def stop(self, limit: float = 15.0) -> None:
+        """Close every connection (a probe that never answers the close is cut off after `limit`), then the log."""
+        try:
+            if self._server:
+                self._server.close()
+                await asyncio.wait_for(self._server.wait_closed(), limit)
+        except asyncio.TimeoutError:
+            self.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"teardown": "evaluator",
+                                                                  "error": f"connections still open after {limit:.0f}s"})
+        finally:
+            self.log.close()
 
     # -- recording -----------------------------------------------------------------
     def record(self, event: Event) -> bool:

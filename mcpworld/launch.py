@@ -56,10 +56,12 @@ class Readiness:
         ready = asyncio.ensure_future(self._conditions())
         died = asyncio.ensure_future(app_proc.wait())
         timeout = self.app.ready.timeout
-        done, _ = await asyncio.wait({ready, died}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        for f in (ready, died):
-            if f not in done:
-                f.cancel()
+        try:
+            done, _ = await asyncio.wait({ready, died}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:  # on a timeout, and when the trial is stopped
+            for f in (ready, died):
+                if not f.done():
+                    f.cancel()
         if ready in done:
             return ready.result()
         if died in done:

@@ -25,6 +25,7 @@ class Failure(StrEnum):
     EVALUATED_FAILED = "evaluated_failed"    # everything ran; the verdict is no
     COLLATERAL = "collateral"                # ... because the agent changed what the task did not ask for
     SUSPECTED_FORGERY = "suspected_forgery"  # ... and someone sent unauthenticated events
+    INTERRUPTED = "interrupted"              # the run was stopped (Ctrl-C, a time limit) before the trial ended
 
 
 # a trial that failed only because its verdict said so: the run itself worked (null-agent and bench runs)

@@ -38,6 +38,7 @@ from mcpworld.values import RunValues
 QUIET_GAP, QUIET_LIMIT = 0.3, 3.0
 AGENT_FAILURES = (Failure.AGENT_ERROR, Failure.EXEC_TIMEOUT, Failure.STEP_CAP)
 SETUP_EVENT_TIMEOUT = 30.0
+TEARDOWN_STEP_LIMIT = 60.0  # each teardown step: a source, the tool providers, the environment
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Trial:
         self.app_proc = None
         self.env = None
         self.registry: ToolRegistry | None = None
+        self._launching: asyncio.Task | None = None
         self.sources: list[event_sources.EventSource] = []
         self.ready = False
         self._tearing_down = False
@@ -92,42 +94,64 @@ class Trial:
 
     # -- the trial -----------------------------------------------------------------
     async def run(self) -> TrialResult:
-        """The pipeline; set-up problems and agent failures are recorded, never raised."""
+        """The pipeline; set-up problems and agent failures are recorded, never raised. A run stopped from
+        outside (Ctrl-C, a caller's time limit) still tears the trial down and writes its result, then
+        the cancellation goes on up."""
         self.dir.path.mkdir(parents=True, exist_ok=True)
         started, t0 = time.time(), time.perf_counter()
         self.evaluator = Evaluator(self.run_id, self.rt.app.id, self.dir.events)
         self.matcher = Matcher(self.rt)
+        stopped = False
         try:
-            self.env = make_environment(self.opts.backend, self.rt.app, self.opts.env_options())
-            await self.evaluator.start(self.env.evaluator_host)
-            with self._timed("open_s"):
-                await self.env.open()
-            self._announce_view()
-            with self._timed("reset_s"):
-                launch_env = await self._reset()
-            # the app launches while the MCP servers start: neither needs the other yet
-            launching = asyncio.create_task(self._launch(launch_env))
-            with self._timed("gateway_s"):
-                await self._start_gateway(launching)
-            await launching
-            await self._setup()
-            for source in self.sources:  # the state the agent starts from, recorded before anything counts
-                await source.begin()
-            # only what happens from here on counts: start-up and set-up milestones never reach a key step
-            self._agent_from = len(self.evaluator.log.events)
-            self.evaluator.subscribe(self.matcher.feed)
-            with self._timed("agent_s"):
-                await self._run_agent()
+            await self._run()
+        except asyncio.CancelledError:
+            stopped = True
+            self._fail(Failure.INTERRUPTED, "the run was stopped before the trial ended")
         except MCPWorldError as e:
             self._fail(Failure.SETUP_ERROR, str(e))
         except Exception as e:
             self._fail(Failure.SETUP_ERROR, f"{type(e).__name__}: {e}")
-        finally:
-            await self._evaluate()
-            # the verdict is on disk before the (slower) teardown: a runner killed now loses nothing
-            self.timings.total_s = time.perf_counter() - t0
-            self._write_result(started)
-            await self._teardown()
+        # the end runs in its own task, to completion, even when the run is stopped (again) meanwhile: a
+        # teardown cut short leaves an app, a display and a container behind; each of its steps is bounded
+        end = asyncio.create_task(self._end(started, t0, settle=not stopped), name=f"end of {self.dir.name}")
+        while not end.done():
+            try:
+                await asyncio.shield(end)
+            except asyncio.CancelledError:
+                stopped = True
+        result = end.result()
+        if stopped:
+            raise asyncio.CancelledError()
+        return result
+
+    async def _run(self) -> None:
+        self.env = make_environment(self.opts.backend, self.rt.app, self.opts.env_options())
+        await self.evaluator.start(self.env.evaluator_host)
+        with self._timed("open_s"):
+            await self.env.open()
+        self._announce_view()
+        with self._timed("reset_s"):
+            launch_env = await self._reset()
+        # the app launches while the MCP servers start: neither needs the other yet
+        self._launching = asyncio.create_task(self._launch(launch_env))
+        with self._timed("gateway_s"):
+            await self._start_gateway()
+        await self._launching
+        await self._setup()
+        for source in self.sources:  # the state the agent starts from, recorded before anything counts
+            await source.begin()
+        # only what happens from here on counts: start-up and set-up milestones never reach a key step
+        self._agent_from = len(self.evaluator.log.events)
+        self.evaluator.subscribe(self.matcher.feed)
+        with self._timed("agent_s"):
+            await self._run_agent()
+
+    async def _end(self, started: float, t0: float, settle: bool) -> TrialResult:
+        await self._evaluate(settle)
+        # the verdict is on disk before the (slower) teardown: a runner killed now loses nothing
+        self.timings.total_s = time.perf_counter() - t0
+        self._write_result(started)
+        await self._teardown()
         self.timings.total_s = time.perf_counter() - t0
         return self._write_result(started)
 
@@ -158,16 +182,12 @@ class Trial:
             self.timings.ready_phases = readiness.phases
         self.ready = True
 
-    async def _start_gateway(self, launching: asyncio.Task) -> None:
+    async def _start_gateway(self) -> None:
         opts = self.opts
         self.registry = ToolRegistry(tool_providers(self.rt.app, self.env, self.values),
                                      ToolFilter(opts.mode, opts.no_bash, opts.tools),
                                      CallLog(self.dir.tool_calls, self.dir.shots))
-        try:
-            await self.registry.start()  # in this task: MCP clients must close in the task that opened them
-        except BaseException:
-            launching.cancel()
-            raise
+        await self.registry.start()
 
     async def _setup(self) -> None:
         """The task's set-up calls (a recording running, ...), off the agent's log; their events never count."""
@@ -209,10 +229,10 @@ class Trial:
         return launched or bool(self.evaluator.connected_streams)
 
     # -- the end -------------------------------------------------------------------
-    async def _evaluate(self) -> None:
+    async def _evaluate(self, settle: bool = True) -> None:
         """After the agent: the app's last milestones land, the sources collect (the final state), the screen
-        is kept, and the verdict is decided once."""
-        if self.ready:
+        is kept, and the verdict is decided once. A stopped run skips the waiting and the state query."""
+        if self.ready and settle:
             if not self._app_running():
                 self._fail(Failure.APP_CRASH, f"the app exited with code {self.app_proc.returncode} during the trial")
             await self.evaluator.quiet(QUIET_GAP, QUIET_LIMIT, since=self._agent_done)
@@ -231,28 +251,30 @@ class Trial:
         self._verdict = self.matcher.verdict(counted, after[-1] if after else None, before[-1] if before else None)
 
     async def _teardown(self) -> None:
+        """Every step bounded and on its own: a step that fails or hangs is recorded and the next one runs."""
         with self._timed("teardown_s"):
             self._tearing_down = True
+            if self._launching is not None and not self._launching.done():
+                self._launching.cancel()
+                await self._bounded("launch", asyncio.wait({self._launching}), 10)
             for source in self.sources:
-                try:
-                    await source.stop()
-                except Exception as e:
-                    self.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"source": source.key, "error": repr(e)})
+                await self._bounded(f"source {source.key}", source.stop(), TEARDOWN_STEP_LIMIT)
             if self.registry:
-                try:
-                    await self.registry.close()
-                except BaseException as e:
-                    # an MCP client closing under load can end in a BaseExceptionGroup (its task group's
-                    # cancelled readers): recorded, and teardown goes on; only our own cancellation stops it
-                    task = asyncio.current_task()
-                    if isinstance(e, (KeyboardInterrupt, SystemExit)) or (task is not None and task.cancelling()):
-                        raise
-                    self.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"error": repr(e)})
+                await self._bounded("tool providers", self.registry.close(), TEARDOWN_STEP_LIMIT)
             if self.env is not None:
                 self._save_logs()
-                await self.env.close()
+                await self._bounded("environment", self.env.close(), TEARDOWN_STEP_LIMIT)
             await asyncio.sleep(0)  # let the probe's disconnect be recorded
             await self.evaluator.stop()
+
+    async def _bounded(self, step: str, aw, limit: float) -> None:
+        try:
+            await asyncio.wait_for(aw, limit)
+        except asyncio.TimeoutError:
+            self.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR,
+                                           {"teardown": step, "error": f"did not end within {limit:.0f}s"})
+        except Exception as e:
+            self.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"teardown": step, "error": repr(e)})
 
     def _announce_view(self) -> None:
         env = self.env
@@ -289,8 +311,8 @@ class Trial:
         rt, verdict, log = self.rt, self._verdict, self.registry.log if self.registry else None
         forgeries = sum(1 for e in self.evaluator.log.events if e.name == ev.FORGERY)
         # Only the app's milestones and the final state decide; an agent that crashed or timed out
-        # after doing the work still succeeds. A trial whose set-up failed never does.
-        success = verdict.success and self.failure != Failure.SETUP_ERROR
+        # after doing the work still succeeds. A trial whose set-up failed, or that was stopped, never does.
+        success = verdict.success and self.failure not in (Failure.SETUP_ERROR, Failure.INTERRUPTED)
         failure, detail = (None, self.failure_detail) if success else (self.failure, self.failure_detail)
         if not success and failure is None:
             failure = (Failure.SUSPECTED_FORGERY if forgeries else Failure.COLLATERAL if verdict.collateral

@@ -21,7 +21,7 @@ from gateway.modes import Mode
 from mcpworld import paths
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
-from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult  # noqa: F401  (VERDICT_FAILURES: what a near miss fails on)
+from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult
 
 RECORD_FILE = "verified.json"
 RECORD_VERSION = 1
@@ -205,8 +205,23 @@ def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tu
     rest = sorted((p for p in gui if p[0] not in changed),
                   key=lambda p: hashlib.sha256(f"{SAMPLE_SEED}:{p[0]}".encode()).hexdigest())
     plan += [(k, m, "oracle") for k, m in rest[:sample]]
-    plan += [(k, m, a) for rt in ready.values() for _, m, a in solution_jobs(rt) for k in [rt.key]]
+    plan += [(rt.key, m, a) for rt in ready.values() for _, m, a in solution_jobs(rt)]
     return plan
+
+
+def plan_seconds(tasks: dict[str, ResolvedTask], plan: list[tuple[str, str, str]], unrecorded: float = 30.0) -> float:
+    """What the planned trials took when they were last verified, one after another (`unrecorded` each for
+    a trial without a record): the budget CI's re-proof is held to."""
+    total = 0.0
+    for key, mode, agent in plan:
+        rt = tasks[key]
+        record = load_records(rt.app.id).tasks.get(key)
+        kind, _, solution = agent.partition(":")
+        proof_ = None if record is None else (
+            record.oracle.get(mode) if agent == "oracle" else record.null if kind == "null"
+            else record.near_misses.get(solution) if kind == NEAR_MISS else record.alternatives.get(solution))
+        total += proof_.seconds if proof_ else unrecorded
+    return total
 
 
 def costs(tasks: dict[str, ResolvedTask]) -> dict[str, dict[str, float]]:

@@ -1,12 +1,15 @@
 """The registry: providers in, one list out; modes and ablations as filters; MCP passthrough; the call log."""
 
+import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
-from gateway.mcp_provider import McpServerProvider
+from gateway.mcp_provider import MARKER, McpServerProvider
 from gateway.registry import CallLog, ToolFilter, ToolRegistry
 from gateway.tools.bash import BashTool
 from gateway.tools.computer import ComputerTool
@@ -113,3 +116,25 @@ async def test_builtin_tools_declare_their_hints_and_the_screen_size_apart(env):
         assert all(s.annotations.get("readOnlyHint") is False for s in specs.values())
     finally:
         await reg.close()
+
+
+async def test_a_server_that_dies_costs_its_calls_never_the_callers_task():
+    """The MCP SDK's task group cancels the task that entered it when its server's pipes break: that is the
+    provider's own task, so the caller (a trial) goes on, the calls come back as errors and closing is quick."""
+    provider = McpServerProvider("sample", [sys.executable, str(SERVER)], env={}, call_timeout=5)
+    reg = ToolRegistry([provider], ToolFilter("mcp"))
+    await reg.start()
+    servers = [p for p in psutil.Process().children(recursive=True) if p.environ().get(MARKER) == provider._marker]
+    assert len(servers) == 1
+    servers[0].kill()
+    r = await reg.call("sample__echo", {"text": "hi"})
+    assert r.is_error
+    for _ in range(20):  # a cancellation leaking into this task would land on one of these
+        await asyncio.sleep(0.05)
+    t0 = time.perf_counter()
+    try:
+        await reg.close()
+    except RuntimeError as e:  # said, not raised as a cancellation or an exception group
+        assert "sample" in str(e)
+    assert time.perf_counter() - t0 < 5
+    assert not asyncio.current_task().cancelling()

@@ -3,13 +3,7 @@ reachable by Anki's own names, wrong names get a clear error, and a change the t
 (a deck option, a preference) is seen by the start-to-end state diff and fails the trial as collateral."""
 
 from mcpworld.results import Failure
-from tests.mcpworld.test_trial import ADD_161, run_trial
-
-
-def structured(r):
-    assert not r.is_error, r.texts
-    s = r.structured or {}
-    return s.get("result", s)
+from tests.mcpworld.test_trial import ADD_161, run_trial, structured
 
 
 async def test_general_tools_and_collateral(tmp_path):

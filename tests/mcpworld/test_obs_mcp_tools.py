@@ -4,15 +4,9 @@ source's audio) is seen by the start-to-end state diff as collateral."""
 
 from mcpworld.config.load import load_tasks
 from mcpworld.results import Failure
-from tests.mcpworld.test_trial import run_trial
+from tests.mcpworld.test_trial import run_trial, structured
 
 T79 = load_tasks(app="obs")["obs/79"]
-
-
-def structured(r):
-    assert not r.is_error, r.texts
-    s = r.structured or {}
-    return s.get("result", s)
 
 
 async def test_reading_tools_are_not_collateral(tmp_path):

@@ -16,8 +16,10 @@ import pytest
 
 from mcpworld.config.load import load_tasks
 from mcpworld.install import app_version
-from mcpworld.trial import Trial, TrialOptions
-from mcpworld.verify import VERDICT_FAILURES, ci_plan, expected_to_pass, load_records, make_job_agent, stale
+from mcpworld.envs import LOCAL
+from mcpworld.results import VERDICT_FAILURES
+from mcpworld.rundir import RunDir
+from mcpworld.verify import ci_plan, expected_to_pass, load_records, plan_seconds, run_job, stale
 
 TASKS = load_tasks()
 READY = sorted(k for k, rt in TASKS.items() if rt.task.status == "ready")
@@ -48,41 +50,43 @@ def test_the_ci_plan_covers_every_task_with_a_null_and_an_oracle():
 
 
 PARALLEL = int(os.environ.get("MCPWORLD_TEST_PARALLEL", "2"))  # environments side by side (the bench: 1.66x at 2)
+# The whole re-proof runs in the first test's set-up, so the suite's per-test limit would cut it short (and
+# did: CI lost the trials still running). Its own limit: three times what the plan took when verified.
+REPROOF_LIMIT = max(600.0, 3 * plan_seconds(TASKS, PLAN) / PARALLEL)
+TRIAL_MARGIN = 300.0  # one trial's bound beyond its task's timeout (start-up, state query, teardown)
 
 
 @pytest.fixture(scope="module")
 def reproofs(tmp_path_factory) -> dict:
-    """Every planned trial, PARALLEL at a time; (task, mode, agent) -> (result, retried, first failure)."""
+    """Every planned trial, PARALLEL at a time: (task, mode, agent) -> (result, first failure) or what the
+    trial raised. A GUI oracle that fails gets one more attempt (verify.run_job)."""
     out = tmp_path_factory.mktemp("reproof")
 
     async def one(gate, key, mode, agent):
         rt = TASKS[key]
         async with gate:
-            folder = out / f"{key.replace('/', '-')}-{mode}-{agent.replace(':', '-')}"
-            result = await Trial(rt, make_job_agent(agent), TrialOptions(mode=mode), folder).run()
-            if agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui:
-                # A GUI reference solution is synthetic input into a real app on a loaded 2-core machine;
-                # about one OBS trial in a hundred loses a click. One more attempt, said out loud in the
-                # warnings summary; two failures in a row fail (`tasks verify` records it as `retried`).
-                retry = await Trial(rt, make_job_agent(agent), TrialOptions(mode=mode), folder.with_name(folder.name + "-retry")).run()
-                return (key, mode, agent), (retry, describe(result))
-            return (key, mode, agent), (result, None)
+            result, retried = await asyncio.wait_for(run_job((rt, mode, agent), out, LOCAL),
+                                                     2 * (rt.task.timeout + TRIAL_MARGIN))
+        first = RunDir(out).trial(rt.app.id, key, f"{mode}-{agent.replace(':', '-')}", 0) if retried else None
+        first = first.load_result() if first else None
+        return result, describe(first) if first else None
 
     async def all_of_them():
         gate = asyncio.Semaphore(PARALLEL)
         # one trial raising must not cancel the others: its own test reports it
         done = await asyncio.gather(*(one(gate, *p) for p in PLAN), return_exceptions=True)
-        return {p: r[1] if not isinstance(r, BaseException) else (r, None) for p, r in zip(PLAN, done)}
+        return {p: (r, None) if isinstance(r, BaseException) else r for p, r in zip(PLAN, done)}
 
     return asyncio.run(all_of_them())
 
 
+@pytest.mark.timeout(REPROOF_LIMIT)
 @pytest.mark.parametrize("key,mode,agent", PLAN, ids=[f"{k}-{m}-{a}" for k, m, a in PLAN])
 def test_reproof(key, mode, agent, reproofs):
     rt = TASKS[key]
     result, first_failure = reproofs[(key, mode, agent)]
     if isinstance(result, BaseException):
-        raise AssertionError(f"the trial raised {type(result).__name__}: {result!r}")
+        pytest.fail(f"the trial raised {type(result).__name__}: {result!r}")
     if agent == "null":
         assert not result.success, "the null agent passed: the task's checks do not depend on the agent's work"
         assert result.failure == "evaluated_failed", describe(result)

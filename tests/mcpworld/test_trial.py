@@ -10,6 +10,7 @@ import sys
 import time
 
 import psutil
+import pytest
 
 from evaluator.log import EventLog
 from mcpworld import paths
@@ -17,6 +18,7 @@ from mcpworld.agents import make_agent
 from mcpworld.agents.base import Agent
 from mcpworld.config.load import load_tasks
 from mcpworld.envs.local import MARKER, PREFIX
+from mcpworld.results import TrialResult
 from mcpworld.trial import Trial, TrialOptions
 
 TASKS = load_tasks()
@@ -41,6 +43,13 @@ async def run_trial(tmp_path, script, mode="hybrid", task=T161, **opts):
     trial = Trial(task, agent, TrialOptions(mode=mode, **opts), tmp_path / "trial")
     agent.trial = trial
     return trial, await trial.run()
+
+
+def structured(r):
+    """A tool result's structured value (a list comes wrapped as {"result": [...]}); it must not be an error."""
+    assert not r.is_error, r.texts
+    s = r.structured or {}
+    return s.get("result", s)
 
 
 def probe_config(trial) -> str:
@@ -207,4 +216,54 @@ def test_killed_runner_keeps_its_events_and_leaves_no_desktop(tmp_path):
         if not marked_processes():
             break
         time.sleep(0.1)
+    assert not marked_processes(), [p.cmdline() for p in marked_processes()]
+
+
+@pytest.mark.parametrize("when", ["starting", "acting"])
+async def test_a_stopped_trial_tears_down_and_keeps_its_result(tmp_path, when):
+    """A caller's time limit (or Ctrl-C) cancels Trial.run while the app starts or the agent acts: the trial
+    still tears down (no app, display or folder left), its result says `interrupted` and keeps the events
+    already recorded, and the cancellation goes on up."""
+    before = (x_displays(), env_dirs())
+    acting = asyncio.Event()
+
+    async def add_then_wait(ctx, trial):
+        await ctx.tools.call("anki__add_note", ADD_161)
+        acting.set()
+        await asyncio.sleep(3600)
+    agent = Scripted(add_then_wait)
+    trial = agent.trial = Trial(T161, agent, TrialOptions(mode="hybrid"), tmp_path / "trial")
+    running = asyncio.create_task(trial.run())
+    if when == "acting":
+        await asyncio.wait_for(acting.wait(), 120)
+    else:
+        await asyncio.sleep(1.5)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    result = trial.dir.load_result()
+    assert result.failure == "interrupted" and not result.success
+    names = [e.name for e in EventLog.read(trial.dir.events)]
+    assert ("note_added" in names) == (when == "acting")
+    assert not marked_processes(), [p.cmdline() for p in marked_processes()]
+    assert x_displays() <= before[0] and env_dirs() <= before[1]  # (a fixture's may have closed meanwhile)
+    assert {t for t in asyncio.all_tasks() if t is not asyncio.current_task()} == set()
+
+
+def test_ctrl_c_stops_a_run_cleanly(tmp_path):
+    """SIGINT to `mcpworld run`: every running trial tears down and writes its result; the run exits."""
+    out = tmp_path / "run"
+    runner = subprocess.Popen([sys.executable, "-m", "mcpworld.cli", "run", "--task", "anki/170", "--mode", "gui",
+                               "--agent", "oracle", "--out", str(out)], cwd=paths.ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not glob.glob(str(out / "trials" / "*" / "tool_calls.jsonl")):
+        time.sleep(0.2)
+    runner.send_signal(signal.SIGINT)
+    output = runner.communicate(timeout=120)[0]
+    assert runner.returncode != 0
+    results = glob.glob(str(out / "trials" / "*" / "result.json"))
+    assert len(results) == 1, output
+    assert TrialResult.model_validate_json(open(results[0]).read()).failure == "interrupted"
+    assert "Traceback" not in output, output
     assert not marked_processes(), [p.cmdline() for p in marked_processes()]
