@@ -33,6 +33,8 @@ class Verdict(BaseModel):
     collateral: list[str] = Field(default_factory=list, description="changes to the app's state the task does "
                                   "not allow (start-to-end state diff), each briefly")
     reason: str = ""
+    streams: list[str] = Field(default_factory=list, description="the authenticated streams whose events reached "
+                               "the key steps (and 'query' when the final state was checked): what the verdict rests on")
 
 
 def _step_matches(rstep, event: Event, params: dict) -> bool:
@@ -104,8 +106,10 @@ class Matcher:
             shown = ", ".join(damage[:5]) + (f" and {len(damage) - 5} more" if len(damage) > 5 else "")
             reasons.append(f"collateral changes the task does not ask for: {shown}")
         success = not missing and state_ok is not False and check_ok is not False and not damage
+        streams = sorted({s.event_stream for s in steps if s.reached and s.event_stream}
+                         | ({"query"} if state_ok is not None or check_ok is not None else set()))
         return Verdict(success=success, key_steps=steps, kscr=kscr, state_ok=state_ok, check_ok=check_ok,
-                       collateral=damage, reason="; ".join(reasons) or "all key steps reached and the final state holds")
+                       collateral=damage, streams=streams, reason="; ".join(reasons) or "all key steps reached and the final state holds")
 
     def _collateral(self, start: dict[str, Any] | None, end: dict[str, Any] | None) -> list[str]:
         spec = self.resolved.state_diff

@@ -59,9 +59,11 @@ class TrialContext:
     app_alive: Callable[[], bool]
     tearing_down: Callable[[], bool]
 
-    def run_config(self) -> dict[str, Any]:
-        """The one-time run config a probe or bridge authenticates with (it deletes the file as it reads it)."""
-        return {"url": self.evaluator.url, "token": self.evaluator.token, "run_id": self.run_id, "app": self.app.id,
+    def run_config(self, source: Source) -> dict[str, Any]:
+        """The one-time run config a probe or bridge authenticates with (it deletes the file as it reads it):
+        a fresh credential for `source`, good for that one client."""
+        return {"url": self.evaluator.url, "token": self.evaluator.credential(source), "run_id": self.run_id,
+                "app": self.app.id,
                 "ports": dict(self.values.ports), "bind_host": self.env.bind_host}
 
 

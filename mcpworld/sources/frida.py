@@ -50,7 +50,7 @@ class FridaSource(EventSource):
         """Start the bridge beside the app: Python, Frida and its evaluator socket are up by the time the app
         has loaded what the hooks need, and it attaches when ready() says so."""
         ctx, env = self.ctx, self.ctx.env
-        config = await env.write_private("frida-run.json", json.dumps(ctx.run_config()), privileged=True)
+        config = await env.write_private("frida-run.json", json.dumps(ctx.run_config(Source.FRIDA)), privileged=True)
         scripts = [env.repo_path(ctx.app.repo_file(s)) for s in self.config.scripts]
         scripts += [await env.provide(ctx.task_folder / s) for s in ctx.task.frida_scripts]
         argv = [env.python, "-m", "probe_runtime.frida_bridge", "--pid", str(app_proc.pid), "--attach-on-stdin"]

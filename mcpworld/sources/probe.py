@@ -49,7 +49,7 @@ class ProbeSource(EventSource):
         return {CONFIG_ENV: self.config_path}
 
     async def _write_config(self) -> str:
-        return await self.ctx.env.write_private(CONFIG_FILE, json.dumps(self.ctx.run_config()))
+        return await self.ctx.env.write_private(CONFIG_FILE, json.dumps(self.ctx.run_config(Source.PROBE)))
 
     async def ready(self) -> None:
         await self.ctx.evaluator.wait_event(ev.PROBE_CONNECTED, Source.RUNNER,

@@ -18,7 +18,7 @@ async def run_bridge(tmp_path, scripts, target_code=TARGET, until=None, timeout=
     await e.start()
     target = subprocess.Popen([sys.executable, "-c", target_code])
     cfg = tmp_path / "run.json"
-    cfg.write_text(json.dumps({"url": e.url, "token": e.token, "run_id": "r1", "app": "testapp"}))
+    cfg.write_text(json.dumps({"url": e.url, "token": e.credential("frida"), "run_id": "r1", "app": "testapp"}))
     bridge = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "probe_runtime.frida_bridge", "--pid", str(target.pid),
         *[a for s in scripts for a in ("--script", str(HERE / s))],

@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 from evaluator.log import EventLog
+from evaluator.server import Evaluator
 from mcpworld import paths
 from mcpworld.agents import make_agent
 from mcpworld.agents.base import Agent
@@ -116,16 +117,18 @@ async def test_app_killed_mid_trial_state_read_from_file(tmp_path):
     assert not r.success and r.failure == "app_crash"
 
 
-async def test_secret_is_gone_before_the_agent_starts(tmp_path):
-    seen = {}
+async def test_secret_is_gone_before_the_agent_starts(tmp_path, monkeypatch):
+    seen, issued = {}, []
+    credential = Evaluator.credential
+    monkeypatch.setattr(Evaluator, "credential", lambda self, source: issued.append(credential(self, source)) or issued[-1])
 
     async def snoop(ctx, trial):
         r = await ctx.tools.call("bash", {"command": "env; ls -la $HOME; cat $MCPWORLD_PROBE_CONFIG 2>&1; "
                                                     f"cat {probe_config(trial)} 2>&1; echo done"})
-        seen["out"], seen["token"] = r.texts[0], trial.evaluator.token
+        seen["out"] = r.texts[0]
     await run_trial(tmp_path, snoop)
     assert "done" in seen["out"] and "No such file" in seen["out"]
-    assert seen["token"] not in seen["out"]
+    assert issued and not any(token in seen["out"] for token in issued)
 
 
 async def test_forged_event_from_the_agent_is_refused(tmp_path):
