@@ -5,8 +5,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 # Debian packages the core needs: a virtual X display, a window manager with its session bus,
-# libxdo for input, rsync for snapshot restores.
-DEBS   := xvfb xfwm4 dbus dbus-x11 libxdo3 xdotool rsync x11-utils procps imagemagick
+# libxdo for input, rsync for snapshot restores, bubblewrap to sandbox the agent's tools.
+DEBS   := xvfb xfwm4 dbus dbus-x11 libxdo3 xdotool rsync x11-utils procps imagemagick bubblewrap
 # The docker backend: Debian's Docker engine, and debootstrap for the base image where no registry answers.
 DOCKER_DEBS := docker.io debootstrap
 # The tests look at the HTML report in headless Chromium (through Playwright, which drives Debian's build).

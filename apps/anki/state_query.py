@@ -33,7 +33,8 @@ def query(ctx) -> dict:
 def _from_bridge(ctx) -> dict:
     body = json.dumps({"method": "state", "params": {}}).encode()
     url = f"http://{ctx.values.app_host}:{ctx.values.port('bridge')}"
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json",
+                                                          "Authorization": f"Bearer {ctx.values.secret('bridge')}"})
     with urllib.request.urlopen(req, timeout=ctx.timeout) as resp:
         reply = json.loads(resp.read())
     if "error" in reply:

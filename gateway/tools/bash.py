@@ -52,7 +52,7 @@ class BashTool(ToolProvider):
 
     async def _start(self) -> None:
         self._proc = await self.env.spawn(["bash", "--noprofile", "--norc"], stdin=asyncio.subprocess.PIPE,
-                                          stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                                          stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, agent=True)
 
     async def _kill(self) -> None:
         if self._proc:

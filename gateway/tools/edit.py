@@ -57,15 +57,15 @@ class EditTool(ToolProvider):
             return ToolResult.error(f"edit: {e.strerror or e}: {a.path}")
 
     async def _view(self, a: EditArgs) -> ToolResult:
-        kind = await self.env.path_kind(a.path)
+        kind = await self.env.agent_files.path_kind(a.path)
         if kind is None:
             raise ValueError(f"no such file or directory: {a.path}")
         if kind == "dir":
             if a.view_range:
                 raise ValueError("view_range applies to files, not directories")
-            listing = "\n".join(await self.env.list_dir(a.path))
+            listing = "\n".join(await self.env.agent_files.list_dir(a.path))
             return ToolResult.text(f"Files and directories up to 2 levels deep in {a.path}:\n{listing}")
-        text = await self.env.read_text(a.path)
+        text = await self.env.agent_files.read_text(a.path)
         lines = text.split("\n")
         start = 1
         if a.view_range:
@@ -79,15 +79,15 @@ class EditTool(ToolProvider):
     async def _create(self, a: EditArgs) -> ToolResult:
         if a.file_text is None:
             raise ValueError("create needs file_text")
-        if await self.env.path_kind(a.path) == "file":
-            self._history.setdefault(a.path, []).append(await self.env.read_text(a.path))
-        await self.env.write_text(a.path, a.file_text)
+        if await self.env.agent_files.path_kind(a.path) == "file":
+            self._history.setdefault(a.path, []).append(await self.env.agent_files.read_text(a.path))
+        await self.env.agent_files.write_text(a.path, a.file_text)
         return ToolResult.text(f"File created: {a.path}")
 
     async def _file(self, path: str) -> str:
-        if await self.env.path_kind(path) != "file":
+        if await self.env.agent_files.path_kind(path) != "file":
             raise ValueError(f"not a file: {path}")
-        return await self.env.read_text(path)
+        return await self.env.agent_files.read_text(path)
 
     async def _str_replace(self, a: EditArgs) -> ToolResult:
         if a.old_str is None:
@@ -98,7 +98,7 @@ class EditTool(ToolProvider):
             raise ValueError(f"old_str occurs {count} times in {a.path}; it must occur exactly once")
         new = text.replace(a.old_str, a.new_str or "")
         self._history.setdefault(a.path, []).append(text)
-        await self.env.write_text(a.path, new)
+        await self.env.agent_files.write_text(a.path, new)
         line = text[: text.index(a.old_str)].count("\n") + 1
         return ToolResult.text(f"Edited {a.path}. Around the change:\n{self._snippet(new, line)}")
 
@@ -112,14 +112,14 @@ class EditTool(ToolProvider):
             raise ValueError(f"insert_line {a.insert_line} is outside 0..{len(lines)}")
         new = "\n".join(lines[:a.insert_line] + body.split("\n") + lines[a.insert_line:])
         self._history.setdefault(a.path, []).append(text)
-        await self.env.write_text(a.path, new)
+        await self.env.agent_files.write_text(a.path, new)
         return ToolResult.text(f"Inserted into {a.path}:\n{self._snippet(new, a.insert_line + 1)}")
 
     async def _undo_edit(self, a: EditArgs) -> ToolResult:
         stack = self._history.get(a.path)
         if not stack:
             raise ValueError(f"no edit of {a.path} to undo")
-        await self.env.write_text(a.path, stack.pop())
+        await self.env.agent_files.write_text(a.path, stack.pop())
         return ToolResult.text(f"Last edit of {a.path} undone.")
 
     @staticmethod

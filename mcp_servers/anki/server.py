@@ -26,12 +26,13 @@ from mcp_servers.hints import ACT, ADD, READ, REMOVE, SET
 class Bridge:
     """The add-on's bridge inside the running Anki: one JSON request per call over HTTP."""
 
-    def __init__(self, url: str, timeout: float = 40.0):
-        self.url, self.timeout = url, timeout
+    def __init__(self, url: str, token: str, timeout: float = 40.0):
+        self.url, self.token, self.timeout = url, token, timeout
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
         body = json.dumps({"method": method, "params": {k: v for k, v in params.items() if v is not None}}).encode()
-        req = urllib.request.Request(self.url, data=body, headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(self.url, data=body, headers={"Content-Type": "application/json",
+                                                                   "Authorization": f"Bearer {self.token}"})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 reply = json.loads(resp.read())
@@ -44,7 +45,7 @@ class Bridge:
 
 @asynccontextmanager
 async def lifespan(server: MCPServer) -> AsyncIterator[Bridge]:
-    yield Bridge(os.environ.get("ANKI_BRIDGE_URL", "http://127.0.0.1:8765"))
+    yield Bridge(os.environ.get("ANKI_BRIDGE_URL", "http://127.0.0.1:8765"), os.environ.get("ANKI_BRIDGE_TOKEN", ""))
 
 
 mcp = MCPServer("anki", lifespan=lifespan,

@@ -57,6 +57,9 @@ def apps_install(app_id: list[str] = typer.Option([], "--app", help="default: ev
         if not is_installed(a):
             fail(f"{a.id}: still not usable after installing", 1)
         err.print(f"{a.id}: installed")
+    from mcpworld.envs.users import prepare
+
+    prepare(log=err.print)  # who runs the apps and the agent's tools on the local backend
 
 
 @app.command("snapshots")

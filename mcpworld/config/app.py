@@ -92,6 +92,9 @@ class AppConfig(_Model):
     secrets: list[str] = Field(default_factory=list, description="random values drawn per run: {secret_<name>}")
     rendered_files: list[RenderedFile] = Field(default_factory=list)
     dirs: list[str] = Field(default_factory=list, description="folders created (empty) after the restore")
+    private: list[str] = Field(default_factory=list, description="the app's own data (its profile, its config "
+                               "with any service secret): the app's user alone may read it; the rest of HOME "
+                               "is shared with the agent's user")
     sources: dict[str, Any] = Field(default_factory=dict, description="the app's event sources, one table each "
                                     "([sources.probe], [sources.frida], [sources.state_query]; see mcpworld/sources/)")
     events: dict[str, str] = Field(description="milestone events the app's hooks emit: name -> meaning")

@@ -87,6 +87,10 @@ class Environment(abc.ABC):
         os.replace(tmp, path)
         return str(path)
 
+    async def hand_over(self, private: list[str]) -> None:
+        """After the reset: HOME to the app's user, shared with the agent's, but `private` (the app's own data)
+        the app user's alone. Where there are no separate users, nothing to do."""
+
     async def kill_group(self, proc) -> None:
         """SIGKILL a spawned process's group (a shell and what it started) and reap it."""
         if proc.returncode is None:
@@ -111,8 +115,10 @@ class Environment(abc.ABC):
     @abc.abstractmethod
     async def spawn(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                     stdin: int | None = None, stdout: int | None = None, stderr: int | None = None,
-                    log_name: str | None = None, privileged: bool = False) -> asyncio.subprocess.Process:
-        """Start a process inside the environment (tracked, killed on close)."""
+                    log_name: str | None = None, privileged: bool = False,
+                    agent: bool = False) -> asyncio.subprocess.Process:
+        """Start a process inside the environment (tracked, killed on close): as the app's user, as root
+        (`privileged`: the Frida bridge), or as the agent's user in its sandbox (`agent`: the bash tool)."""
 
     @abc.abstractmethod
     def base_env(self) -> dict[str, str]:
@@ -128,8 +134,14 @@ class Environment(abc.ABC):
             return ExecResult(None, out.decode(errors="replace"), err.decode(errors="replace"), timed_out=True)
         return ExecResult(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
 
-    # File access for the edit tool. The local backend reads the host filesystem directly;
-    # container backends override these.
+    @property
+    def agent_files(self):
+        """The edit tool's file access, with the agent user's rights: read_text, write_text, make_dir,
+        path_kind, list_dir (ShellFiles where the agent is another user; these methods where it is not)."""
+        return self
+
+    # File access for the reset (the runner's, on the app's behalf). The local backend reads the host
+    # filesystem directly; container backends override these.
     async def read_text(self, path: str) -> str:
         return Path(path).read_text()
 

@@ -1,11 +1,12 @@
 """Docker backend: one container per environment, built from containers/<desktop> plus the app's layer.
 
 - The container's main process (containers/common/mcpworld-desktop) runs, as the unprivileged user
-  `agent`, a VNC X server, a session bus, noVNC and the window manager. The host reaches the display
+  `app`, a VNC X server, a session bus, noVNC and the window manager. The host reaches the display
   over the container network, so the gateway's computer tool, window waits and screenshots are the
   local backend's code.
-- Everything else runs inside with the SDK's exec API: the app, the agent's bash (as `agent`), snapshot
-  restores (rsync from the read-only snapshots mount), file edits, and the Frida bridge (as root with
+- Everything else runs inside with the SDK's exec API: the app and snapshot restores (as `app`), the
+  agent's bash and file edits (as `agent`, who shares HOME with `app` through a group but can neither
+  read the app's private data nor its processes' memory), and the Frida bridge (as root with
   CAP_SYS_PTRACE: attaching from the host into a container failed, see machine-notes).
 - The container sits on an internal bridge network (no route out, no traffic between containers).
   The host side of that network is where the evaluator listens for probes and the Frida bridge, and
@@ -32,15 +33,16 @@ from mcpworld import paths
 from mcpworld.envs import DOCKER, register_backend
 from mcpworld.envs.base import Environment
 from mcpworld.envs.container_process import ContainerProcess
+from mcpworld.envs.shell_files import ShellFiles
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 
 NETWORK = "mcpworld"
 LABEL_ENV = "org.mcpworld.env"
 LABEL_RUNNER = "org.mcpworld.runner"
-HOME = "/home/agent"
-AGENT_UID = 1000                    # the images' agent user (containers/*/Dockerfile)
-PRIVATE = "/run/mcpworld"           # the agent user's run files (probe config, session bus, XDG runtime)
+HOME = "/home/agent"                # the agent's and the app's (shared through the group `share`)
+APP_UID, SHARE_GID = 1001, 1002     # the images' app user and shared group (containers/*/Dockerfile)
+PRIVATE = "/run/mcpworld"           # the app user's run files (probe config, session bus, XDG runtime)
 ROOT_ONLY = "/opt/mcpworld/lib"     # root's: the Frida bridge's config and task scripts
 SRC = "/opt/mcpworld/src"           # read-only mounts of the folders the app declares (app.shared_dirs)
 PYTHON = "/opt/mcpworld/venv/bin/python"
@@ -159,6 +161,9 @@ class DockerEnvironment(X11Desktop, Environment):
     def __init__(self, app=None, desktop: str = "xfce", width: int = 1280, height: int = 800,
                  gpu: str = "auto", app_build: Path | None = None, image: str | None = None):
         """app: its image (the desktop plus its layer) and the folders it declares; None: the bare desktop."""
+        self.agent_files = ShellFiles(lambda argv, input=None: self._run(argv, input, agent=True))
+        self._files = ShellFiles(self._run)  # the reset's, as the app user
+        self.isolation = "users"
         from mcpworld import images
 
         self.client = images.docker_client()
@@ -231,7 +236,7 @@ class DockerEnvironment(X11Desktop, Environment):
         return path
 
     def base_env(self) -> dict[str, str]:
-        env = {"HOME": HOME, "USER": "agent", "DISPLAY": ":0", "LANG": "C.UTF-8", "NO_AT_BRIDGE": "1",
+        env = {"HOME": HOME, "USER": "app", "DISPLAY": ":0", "LANG": "C.UTF-8", "NO_AT_BRIDGE": "1",
                "XDG_RUNTIME_DIR": f"{PRIVATE}/xdg", "DBUS_SESSION_BUS_ADDRESS": f"unix:path={PRIVATE}/bus",
                "MCPWORLD_ENV": self.id}
         if self.app_build:
@@ -249,7 +254,7 @@ class DockerEnvironment(X11Desktop, Environment):
         if self.app_build:
             mounts.append(docker.types.Mount(APP_BUILD, str(self.app_build), type="bind", read_only=True))
         if self.desktop == "xfce":
-            seed_xfconf(self._host_home, owner=AGENT_UID)
+            seed_xfconf(self._host_home, owner=APP_UID, group=SHARE_GID)
         try:
             self.container = await asyncio.to_thread(
                 self.client.containers.run, self.image, detach=True, name=f"mcpworld-{self.id}",
@@ -263,7 +268,7 @@ class DockerEnvironment(X11Desktop, Environment):
         except docker.errors.APIError as e:
             raise EnvironmentSetupError(f"the container did not start: {e}") from None
         try:
-            await self._exec_root(["chown", "agent:agent", HOME])
+            await self._exec_root(["sh", "-c", f"chown app:share {HOME} && chmod 2770 {HOME}"])
             await asyncio.to_thread(self.container.reload)
             self.ip = self.container.attrs["NetworkSettings"]["Networks"][NETWORK]["IPAddress"]
             await self.wait_window_manager()
@@ -290,13 +295,16 @@ class DockerEnvironment(X11Desktop, Environment):
 
     # -- processes ---------------------------------------------------------------------
     async def spawn(self, argv, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, log_name=None,
-                    privileged: bool = False):
+                    privileged: bool = False, agent: bool = False):
         if self._closed or self.container is None:
             raise EnvironmentSetupError("environment is not open")
         pipe = stdout is asyncio.subprocess.PIPE or stderr is asyncio.subprocess.PIPE
+        user = "root" if privileged else "agent" if agent else "app"
+        if agent:  # what the agent writes in HOME, the app's user (same group) may read and change
+            argv = ["sh", "-c", 'umask 007; exec "$@"', "sh", *argv]
         proc = await ContainerProcess.start(
-            self.client.api, self.container.id, list(argv), user="root" if privileged else "agent",
-            env={**self.base_env(), **(env or {})}, cwd=cwd or (ROOT_ONLY if privileged else HOME),
+            self.client.api, self.container.id, list(argv), user=user,
+            env={**self.base_env(), "USER": user, **(env or {})}, cwd=cwd or (ROOT_ONLY if privileged else HOME),
             stdin=stdin is asyncio.subprocess.PIPE, pipe_output=pipe,
             log_path=self.logs_dir / f"{log_name}.log" if log_name else None)
         return proc
@@ -308,9 +316,10 @@ class DockerEnvironment(X11Desktop, Environment):
         await proc.kill_group()
 
     async def _run(self, argv: list[str], input: bytes | None = None,
-                   privileged: bool = False) -> tuple[int, bytes, bytes]:
+                   privileged: bool = False, agent: bool = False) -> tuple[int, bytes, bytes]:
         proc = await self.spawn(argv, stdin=asyncio.subprocess.PIPE if input is not None else None,
-                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, privileged=privileged)
+                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, privileged=privileged,
+                                agent=agent)
         out, err = await proc.communicate(input)
         return proc.returncode, out, err
 
@@ -330,20 +339,8 @@ class DockerEnvironment(X11Desktop, Environment):
         if code != 0:
             raise EnvironmentSetupError(f"rsync {source} -> {target} in the container failed: {err.decode().strip()}")
 
-    async def read_text(self, path: str) -> str:
-        code, out, err = await self._run(["cat", "--", path])
-        if code != 0:
-            raise OSError(err.decode(errors="replace").strip() or f"cannot read {path}")
-        return out.decode()
-
-    async def write_text(self, path: str, text: str) -> None:
-        code, _, err = await self._run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "sh", path],
-                                            input=text.encode())
-        if code != 0:
-            raise OSError(err.decode(errors="replace").strip() or f"cannot write {path}")
-
     async def write_private(self, name: str, text: str, privileged: bool = False) -> str:
-        """A file only its reader can read: the agent user's (the app's probe) or root's (the Frida bridge)."""
+        """A file only its reader can read: the app user's (its probe) or root's (the Frida bridge)."""
         path = f"{ROOT_ONLY if privileged else PRIVATE}/{name}"
         argv = ["sh", "-c", 'umask 077 && cat > "$1.tmp" && mv "$1.tmp" "$1"', "sh", path]
         if privileged:
@@ -359,27 +356,26 @@ class DockerEnvironment(X11Desktop, Environment):
         text = source.read_text()
         return await self.write_private(f"task-{source.parent.name}-{source.name}", text, privileged=True)
 
+    # the reset's file calls, as the app user (the edit tool's: agent_files)
+    async def read_text(self, path: str) -> str:
+        return await self._files.read_text(path)
+
+    async def write_text(self, path: str, text: str) -> None:
+        await self._files.write_text(path, text)
+
     async def make_dir(self, path: str) -> None:
-        code, _, err = await self._run(["mkdir", "-p", "--", path])
-        if code != 0:
-            raise OSError(err.decode(errors="replace").strip())
+        await self._files.make_dir(path)
 
     async def path_kind(self, path: str) -> str | None:
-        code, out, _ = await self._run(
-            ["sh", "-c", 'if [ -d "$1" ]; then echo dir; elif [ -e "$1" ]; then echo file; fi', "sh", path])
-        kind = out.decode().strip()
-        return kind or None
+        return await self._files.path_kind(path)
 
     async def list_dir(self, path: str, depth: int = 2) -> list[str]:
-        code, out, err = await self._run(
-            ["find", path, "-mindepth", "1", "-maxdepth", str(depth), "-not", "-path", "*/.*", "-printf", "%p\t%y\n"])
-        if code != 0:
-            raise OSError(err.decode(errors="replace").strip())
-        rows = []
-        for line in out.decode().splitlines():
-            p, _, kind = line.rpartition("\t")
-            rows.append(p + ("/" if kind == "d" else ""))
-        return sorted(rows)
+        return await self._files.list_dir(path, depth)
+
+    async def hand_over(self, private: list[str]) -> None:
+        script = ('chown -R app:share "$1" && chmod -R g+rwX,o-rwx "$1" && find "$1" -type d -exec chmod g+s {} + '
+                  '&& shift && for p; do [ -e "$p" ] && chown -R app:app "$p" && chmod -R go-rwx "$p"; done; true')
+        await self._exec_root(["sh", "-c", script, "sh", HOME, *private])
 
     def host_env(self) -> dict[str, str]:
         keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ", "HOME") if k in os.environ}

@@ -1,5 +1,9 @@
 """Local backend: a private Xvfb display, xfwm4, a HOME sandbox; teardown kills only what it spawned.
 
+Run by root, the app and its desktop run as the app's user and the agent's tools as the agent's user in
+a sandbox (mcpworld.envs.users); HOME is shared through a group, the app's own data (its named paths)
+is the app user's alone, and the display takes only clients that hold the runner's X cookie.
+
 Isolation of processes follows the PID-snapshot idea: every process we start gets its own
 session (process group) and a marker variable MCPWORLD_ENV=<id>; teardown signals the groups,
 then sweeps any process still carrying the marker (daemons that escaped their group).
@@ -19,7 +23,9 @@ from pathlib import Path
 import psutil
 
 from mcpworld.envs import LOCAL, register_backend
+from mcpworld.envs import users as accounts
 from mcpworld.envs.base import Environment
+from mcpworld.envs.shell_files import ShellFiles
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 
@@ -74,6 +80,17 @@ class LocalEnvironment(X11Desktop, Environment):
         self.logs_dir = self._private / "logs"
         for d in (self._home, self._private, self.logs_dir):
             d.mkdir(parents=True, exist_ok=True)
+        self._users = accounts.users()
+        self.isolation = "users+sandbox" if self._users else "none"
+        if self._users:
+            # the root and private folders: passable, not listable; HOME: the app's and the agent's group's
+            os.chmod(self._root, 0o711)
+            os.chmod(self._private, 0o711)
+            os.chmod(self.logs_dir, 0o700)
+            os.chown(self._home, self._users.app_uid, self._users.share_gid)
+            os.chmod(self._home, 0o2770)
+        self._xauthority = accounts.runner_xauthority(self._users)
+        self._agent_files = ShellFiles(self._run_as_agent)
         self._procs: list[asyncio.subprocess.Process] = []
         self._log_files: list = []
         self._display: str | None = None
@@ -103,39 +120,45 @@ class LocalEnvironment(X11Desktop, Environment):
     def base_env(self) -> dict[str, str]:
         keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
         return {**keep, "HOME": self.home, "DISPLAY": self._display or "", "USER": os.environ.get("USER", "root"),
+                "XAUTHORITY": str(self._xauthority),
                 "XDG_RUNTIME_DIR": str(self._private / "xdg-runtime"), "LANG": keep.get("LANG", "C.UTF-8"),
                 "DBUS_SESSION_BUS_ADDRESS": self._bus or "", "NO_AT_BRIDGE": "1", MARKER: self.id}
 
     # -- lifecycle ------------------------------------------------------------------
     async def open(self) -> None:
-        (self._private / "xdg-runtime").mkdir(mode=0o700, exist_ok=True)
+        runtime = self._private / "xdg-runtime"
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        if self._users:
+            os.chown(runtime, self._users.app_uid, self._users.app_gid)
         try:
             # -displayfd: Xvfb picks a free display number itself and writes it to the pipe,
             # so parallel environments never race for a number.
             self._xvfb, number = await self._start_reporting(
                 [_require("Xvfb"), "-displayfd", "{fd}", "-screen", "0", f"{self.width}x{self.height}x24",
-                 "-nolisten", "tcp", "-noreset", "+extension", "XTEST"], "xvfb")
+                 "-nolisten", "tcp", "-noreset", "+extension", "XTEST", "-auth", str(self._xauthority)], "xvfb",
+                as_app=False)
             self._display = f":{int(number)}"
             if self._wm:
                 # A session bus of the environment's own, a direct child of the runner (so it dies with
                 # it), shared by the window manager and the apps.
                 _, self._bus = await self._start_reporting(
                     [_require("dbus-daemon"), "--session", "--nofork", "--print-address={fd}"], "dbus")
-                seed_xfconf(self._home)
+                seed_xfconf(self._home, self._users.app_uid if self._users else None,
+                            self._users.share_gid if self._users else None)
                 await self.spawn([_require("xfwm4"), "--compositor=off", "--sm-client-disable"], log_name="xfwm4")
                 await self.wait_window_manager()
         except (asyncio.TimeoutError, ValueError, OSError) as e:
             await self.close()
             raise EnvironmentSetupError(f"the desktop did not start: {e!r}") from None
 
-    async def _start_reporting(self, argv: list[str], name: str) -> tuple[asyncio.subprocess.Process, str]:
+    async def _start_reporting(self, argv: list[str], name: str, as_app: bool = True) -> tuple[asyncio.subprocess.Process, str]:
         """Start a daemon that reports where it listens on a pipe ({fd} in argv); that first line."""
         read_fd, write_fd = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
                 *[a.replace("{fd}", str(write_fd)) for a in argv], pass_fds=(write_fd,), start_new_session=True,
                 env={**os.environ, **self.base_env()}, preexec_fn=_die_with_runner,
-                stdout=asyncio.subprocess.DEVNULL, stderr=self._log(name))
+                stdout=asyncio.subprocess.DEVNULL, stderr=self._log(name), **(self._as_app() if as_app else {}))
             self._procs.append(proc)
             os.close(write_fd)
             write_fd = -1
@@ -154,7 +177,7 @@ class LocalEnvironment(X11Desktop, Environment):
         return f
 
     async def spawn(self, argv, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, log_name=None,
-                    privileged=False):
+                    privileged=False, agent=False):
         if self._closed:
             raise EnvironmentSetupError("environment is closed")
         full_env = {**self.base_env(), **(env or {})}
@@ -162,13 +185,54 @@ class LocalEnvironment(X11Desktop, Environment):
             log = self._log(log_name)
             stdout = stdout if stdout is not None else log
             stderr = stderr if stderr is not None else log
+        who: dict = {}
+        if self._users and agent:
+            argv = accounts.sandbox(list(argv), self._users, self.home, self.display, str(self._xauthority))
+        elif not privileged:
+            who = self._as_app()
         proc = await asyncio.create_subprocess_exec(
             *argv, env=full_env, cwd=cwd or self.home, start_new_session=True, preexec_fn=_die_with_runner,
             stdin=stdin if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=stdout if stdout is not None else asyncio.subprocess.DEVNULL,
-            stderr=stderr if stderr is not None else asyncio.subprocess.DEVNULL)
+            stderr=stderr if stderr is not None else asyncio.subprocess.DEVNULL, **who)
         self._procs.append(proc)
         return proc
+
+    @property
+    def agent_files(self):
+        return self._agent_files if self._users else self
+
+    async def _run_as_agent(self, argv: list[str], input: bytes | None = None) -> tuple[int, bytes, bytes]:
+        proc = await self.spawn(argv, stdin=asyncio.subprocess.PIPE if input is not None else None,
+                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, agent=True)
+        out, err = await proc.communicate(input)
+        return proc.returncode, out, err
+
+    async def hand_over(self, private: list[str]) -> None:
+        if self._users:
+            await asyncio.to_thread(accounts.hand_over, self._home, [Path(p) for p in private], self._users)
+
+    async def write_private(self, name: str, text: str, privileged: bool = False) -> str:
+        """A one-time file only its reader can read: root's (the Frida bridge) in env_dir, the app's (its probe)
+        in a folder of the app user's there, which the probe may delete it from."""
+        if privileged or not self._users:
+            return await super().write_private(name, text, privileged)
+        folder = self._private / "app"
+        if not folder.exists():
+            folder.mkdir(mode=0o700)
+            os.chown(folder, self._users.app_uid, self._users.app_gid)
+        path = folder / name
+        fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chown(path.with_suffix(".tmp"), self._users.app_uid, self._users.app_gid)
+        os.replace(path.with_suffix(".tmp"), path)
+        return str(path)
+
+    def _as_app(self) -> dict:
+        """Popen's arguments that run a process as the app's user, its files shared with the agent's group."""
+        u = self._users
+        return {"user": u.app_uid, "group": u.share_gid, "extra_groups": [u.app_gid, u.share_gid], "umask": 0o007} if u else {}
 
     def alive(self, proc) -> bool:
         return proc.returncode is None and psutil.pid_exists(proc.pid)

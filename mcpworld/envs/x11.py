@@ -20,16 +20,17 @@ from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 XFCONF_DEFAULTS = Path(__file__).with_name("xfconf")
 
 
-def seed_xfconf(home: Path, owner: int | None = None) -> None:
+def seed_xfconf(home: Path, owner: int | None = None, group: int | None = None) -> None:
     """Give a new home xfwm4's default settings: in an empty xfconf, xfwm4 writes its ~100 defaults one
     by one and reloads its theme after each, 0.8 s of a 1 s start (found with strace)."""
     target = home / ".config/xfce4/xfconf/xfce-perchannel-xml"
     shutil.copytree(XFCONF_DEFAULTS, target, dirs_exist_ok=True)
-    if owner is not None:  # the container's user, so its xfconfd can save changes
+    if owner is not None:  # the desktop's user, so its xfconfd can save changes
+        group = owner if group is None else group
         for d, _, files in os.walk(home / ".config"):
-            os.chown(d, owner, owner)
+            os.chown(d, owner, group)
             for f in files:
-                os.chown(os.path.join(d, f), owner, owner)
+                os.chown(os.path.join(d, f), owner, group)
 
 
 class XWindows:

@@ -64,7 +64,7 @@ class TrialContext:
         a fresh credential for `source`, good for that one client."""
         return {"url": self.evaluator.url, "token": self.evaluator.credential(source), "run_id": self.run_id,
                 "app": self.app.id,
-                "ports": dict(self.values.ports), "bind_host": self.env.bind_host}
+                "ports": dict(self.values.ports), "secrets": dict(self.values.secrets), "bind_host": self.env.bind_host}
 
 
 class EventSource(abc.ABC):

@@ -60,11 +60,15 @@ if _cfg is not None:
             _rescan("collection_did_load")
             if _client is None:
                 _client = probe_client.ProbeClient.from_config(_cfg)
-                bridge.serve(int(_cfg["ports"]["bridge"]), _cfg.get("bind_host", "127.0.0.1"),
-                             after_call=_after_bridge_call)
+                bridge.serve(int(_cfg["ports"]["bridge"]), _cfg["secrets"]["bridge"], _cfg.get("bind_host", "127.0.0.1"),
+                             after_call=_after_bridge_call, on_refused=_bridge_refused)
             _emit("collection_loaded", {"path": col.path, "profile": mw.pm.name if mw.pm else None})
         except Exception:
             _error("collection_did_load")
+
+    def _bridge_refused(peer: str) -> None:
+        # a request without the run's secret: somebody other than the MCP server or the state query
+        _emit("suspected_forgery", {"reason": "a bridge request without the run's secret", "peer": peer})
 
     def _after_bridge_call(method: str) -> None:
         # An MCP call returns only once the milestones it caused are with the evaluator: the op's

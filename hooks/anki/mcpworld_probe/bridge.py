@@ -7,6 +7,7 @@ POST / {"method": name, "params": {...}} -> {"result": ...} or {"error": "..."}.
 
 from __future__ import annotations
 
+import hmac
 import json
 import threading
 import traceback
@@ -411,8 +412,17 @@ def main_thread_barrier(then=None, timeout: float = 5.0) -> None:
 
 class _Handler(BaseHTTPRequestHandler):
     after_call = None  # set by serve(): e.g. flush the probe before answering a state query
+    token = ""         # set by serve(): the run's secret, which every request must carry
+    on_refused = None
 
     def do_POST(self):
+        if not hmac.compare_digest(self.headers.get("Authorization", ""), f"Bearer {_Handler.token}"):
+            if _Handler.on_refused:
+                _Handler.on_refused(f"{self.client_address[0]}:{self.client_address[1]}")
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         try:
             req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             result = call_on_main(req.get("method", ""), req.get("params") or {})
@@ -434,9 +444,12 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def serve(port: int, host: str = "127.0.0.1", after_call=None) -> ThreadingHTTPServer:
-    """host: loopback, or every interface inside a container (the MCP server and state query run on the host)."""
-    _Handler.after_call = after_call
+def serve(port: int, token: str, host: str = "127.0.0.1", after_call=None, on_refused=None) -> ThreadingHTTPServer:
+    """host: loopback, or every interface inside a container (the MCP server and state query run on the host).
+    Only requests with `Authorization: Bearer <token>` are served; the others get 401 and `on_refused`."""
+    if not token:
+        raise ValueError("the bridge needs the run's secret")
+    _Handler.after_call, _Handler.token, _Handler.on_refused = after_call, token, on_refused
     server = ThreadingHTTPServer((host, port), _Handler)
     threading.Thread(target=server.serve_forever, name="mcpworld-bridge", daemon=True).start()
     return server

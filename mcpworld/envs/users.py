@@ -1,0 +1,169 @@
+"""Who runs what on the local backend: the app as one unprivileged user, the agent's tools as another,
+sharing a group for the files both may touch; the runner (and the Frida bridge, the state query, the MCP
+servers) stay root. The agent's tools also run in a sandbox of their own (bubblewrap): their own PID,
+network and IPC namespaces, and a file system with the system's programs, the environment's HOME and
+its X display only, so the repository, the run's records, other environments and the app's processes
+are out of sight.
+
+Started by an ordinary user, the runner cannot switch users: everything runs as that user and the
+run says `isolation: none` (a hostile agent could then read the app's memory).
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import secrets
+import shutil
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from mcpworld.errors import PrerequisiteError
+
+APP_USER, AGENT_USER, SHARE_GROUP = "mcpworld-app", "mcpworld-agent", "mcpworld-share"
+
+
+@dataclass(frozen=True)
+class Users:
+    app_uid: int
+    agent_uid: int
+    share_gid: int
+    app_gid: int
+    agent_gid: int
+
+
+@cache
+def users() -> Users | None:
+    """The two accounts and their shared group, created when missing; None when not root (no isolation)."""
+    if os.geteuid() != 0:
+        return None
+    closed = [str(p) for p in _closed_folders()]
+    if closed:
+        raise PrerequisiteError(f"the app's user cannot reach mcpworld's Python or the repository: {', '.join(closed)} "
+                                "not passable for others (run `make setup`, which makes them passable)")
+    if not _exists(grp.getgrnam, SHARE_GROUP):
+        _run(["groupadd", "--system", SHARE_GROUP])
+    for name in (APP_USER, AGENT_USER):
+        if not _exists(pwd.getpwnam, name):
+            _run(["useradd", "--system", "--no-create-home", "--user-group", "--groups", SHARE_GROUP,
+                  "--shell", "/bin/bash", name])
+    app, agent = pwd.getpwnam(APP_USER), pwd.getpwnam(AGENT_USER)
+    return Users(app.pw_uid, agent.pw_uid, grp.getgrnam(SHARE_GROUP).gr_gid, app.pw_gid, agent.pw_gid)
+
+
+def prepare(log) -> None:
+    """Set-up (as root): the accounts, and the folders on the way to mcpworld's Python and the repository
+    made passable (o+x, not listable) for the app's user, which runs the app from there."""
+    if os.geteuid() != 0:
+        log("not root: the app and the agent's tools will run as this user, without isolation")
+        return
+    for folder in _closed_folders():
+        folder.chmod(folder.stat().st_mode | stat.S_IXOTH)
+        log(f"made {folder} passable (o+x) for the app's user")
+    users.cache_clear()
+    u = users()
+    log(f"users: {APP_USER} ({u.app_uid}) runs the app, {AGENT_USER} ({u.agent_uid}) the agent's tools, "
+        f"sharing group {SHARE_GROUP} ({u.share_gid})")
+
+
+def _closed_folders() -> list[Path]:
+    """Folders on the way to the runner's Python, its standard library and the repository that others
+    cannot pass."""
+    from mcpworld import paths
+
+    targets = {Path(sys.executable).resolve(), Path(sys.base_prefix).resolve(), Path(sys.prefix), paths.ROOT}
+    closed = set()
+    for t in targets:
+        for folder in [t, *t.parents] if t.is_dir() else t.parents:
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                closed.add(folder)
+    return sorted(closed)
+
+
+def _exists(lookup, name: str) -> bool:
+    try:
+        lookup(name)
+        return True
+    except KeyError:
+        return False
+
+
+def _run(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise PrerequisiteError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
+
+
+def sandbox(argv: list[str], u: Users, home: str, display: str, xauthority: str) -> list[str]:
+    """argv run as the agent's user inside bubblewrap: own PID/network/IPC namespaces, read-only system,
+    a private /tmp, the environment's HOME, and the X display's socket and cookie."""
+    bwrap, setpriv = shutil.which("bwrap"), shutil.which("setpriv")
+    if not bwrap or not setpriv:
+        raise PrerequisiteError("'bwrap' (bubblewrap) and 'setpriv' are needed to sandbox the agent (run `make setup`)")
+    x_socket = f"/tmp/.X11-unix/X{display.lstrip(':')}"
+    box = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+           "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+           "--perms", "1777", "--tmpfs", "/tmp", "--perms", "0755", "--dir", "/tmp/.X11-unix",
+           "--ro-bind", x_socket, x_socket, "--ro-bind", xauthority, xauthority]
+    for parent in reversed(Path(home).parents):  # the folders on the way to HOME: passable, nothing else in them
+        if str(parent) not in ("/", "/tmp"):
+            box += ["--perms", "0755", "--dir", str(parent)]
+    box += ["--bind", home, home, "--chdir", home]
+    for link in ("bin", "sbin", "lib", "lib64", "lib32"):  # merged /usr: /bin -> usr/bin ...
+        target = Path("/") / link
+        if target.is_symlink():
+            box += ["--symlink", os.readlink(target), f"/{link}"]
+    # umask 007: what the agent writes in HOME, the app's user (same group) may read and change
+    return [*box, "--", setpriv, f"--reuid={u.agent_uid}", f"--regid={u.agent_gid}", f"--groups={u.share_gid}",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "sh", "-c", 'umask 007; exec "$@"', "sh", *argv]
+
+
+def write_xauthority(path: Path, cookie: bytes) -> None:
+    """An X cookie file that holds for any display of this host: a FamilyWild entry (libXau's clients) and a
+    local one with no display number (python-xlib's)."""
+    def field(b: bytes) -> bytes:
+        return struct.pack(">H", len(b)) + b
+
+    def entry(family: int, address: bytes) -> bytes:
+        return struct.pack(">H", family) + field(address) + field(b"") + field(b"MIT-MAGIC-COOKIE-1") + field(cookie)
+
+    path.write_bytes(entry(0xFFFF, b"") + entry(256, socket.gethostname().encode()))
+
+
+def hand_over(home: Path, private: list[Path], u: Users) -> None:
+    """HOME (as the runner restored it) to the app's user and the shared group: folders rwx and set-group-id
+    for both, files rw for both; `private` folders and their contents the app user's alone."""
+    private = [p.resolve() for p in private]
+    for d, dirs, files in os.walk(home):
+        here = Path(d).resolve()
+        mine = any(here == p or p in here.parents for p in private)
+        os.chown(d, u.app_uid, u.app_gid if mine else u.share_gid)
+        os.chmod(d, 0o700 if mine else 0o2770)
+        for f in files:
+            path = os.path.join(d, f)
+            if os.path.islink(path):
+                continue
+            os.chown(path, u.app_uid, u.app_gid if mine else u.share_gid)
+            os.chmod(path, 0o600 if mine else 0o660)
+
+
+def runner_xauthority(u: Users | None) -> Path:
+    """This runner's X cookie (one for all its displays; a sandboxed agent sees only its own display's
+    socket): written once, readable by the shared group, and where the runner's own X clients look."""
+    path = Path(tempfile.gettempdir()) / f"mcpworld-xauth-{os.getpid()}"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+        os.close(fd)
+        if u:
+            os.chown(path, 0, u.share_gid)
+        write_xauthority(path, secrets.token_bytes(16))
+    os.environ["XAUTHORITY"] = str(path)
+    return path

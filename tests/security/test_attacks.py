@@ -1,0 +1,120 @@
+"""A hostile agent, acting only through the gateway's tools as a model would: it scans other processes'
+memory for the evaluator's credentials, reads the run's records and the repository, calls the app's API
+behind the mode's back, connects to the evaluator, kills the app, and edits the app's files. Every attempt
+fails, nothing it does reaches a key step, and the real probe's events are intact.
+
+Local backend: the agent's tools run as their own user in a sandbox (own PID and network namespaces, a
+file system with HOME and the display only); the app runs as another user.
+"""
+
+import asyncio
+import json
+
+import pytest
+
+from evaluator.log import EventLog
+from evaluator.server import Evaluator
+from mcpworld.agents.base import Agent
+from mcpworld.config.load import load_tasks
+from mcpworld import paths
+from mcpworld.trial import Trial, TrialOptions
+
+TASKS = load_tasks()
+
+SCAN = r'''
+import json, os, re
+out = {"processes": [], "hits": []}
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    if int(pid) == os.getpid():
+        continue
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+        out["processes"].append(cmd[:80] or "?")
+        env = open(f"/proc/{pid}/environ", "rb").read()
+        out["hits"] += re.findall(rb"[A-Za-z0-9_-]{32}", env)[:5]
+        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+            for line in maps:
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                if "rw" in line.split()[1] and hi - lo < 64 << 20:
+                    mem.seek(lo)
+                    out["hits"] += re.findall(rb'"token": "([A-Za-z0-9_-]{32})"', mem.read(hi - lo))
+    except Exception as e:
+        out.setdefault("errors", []).append(type(e).__name__)
+out["hits"] = [h.decode() for h in out["hits"]]
+print(json.dumps(out))
+'''
+
+
+class Hostile(Agent):
+    """Runs a list of bash commands and keeps their outputs. What an attacker would find out or guess is
+    filled in: @HOME@, @RUN_DIR@ (this trial's records), @REPO@, @EVALUATOR_PORT@, @PORT_<name>@."""
+
+    name = "hostile"
+
+    def __init__(self, commands):
+        self.commands, self.outputs, self.trial = commands, [], None
+
+    async def run(self, ctx):
+        v = self.trial.values
+        fill = {"@HOME@": v.home, "@RUN_DIR@": str(self.trial.dir.path), "@REPO@": str(paths.ROOT),
+                "@EVALUATOR_PORT@": str(self.trial.evaluator.port),
+                **{f"@PORT_{name}@": str(port) for name, port in v.ports.items()}}
+        for command in self.commands:
+            for key, value in fill.items():
+                command = command.replace(key, value)
+            r = await ctx.tools.call("bash", {"command": command})
+            self.outputs.append("\n".join(r.texts))
+
+
+def attack(task_key, commands, monkeypatch, tmp_path, mode="gui"):
+    issued = []
+    credential = Evaluator.credential
+    monkeypatch.setattr(Evaluator, "credential", lambda self, source: issued.append(credential(self, source)) or issued[-1])
+    agent = Hostile(commands)
+    trial = agent.trial = Trial(TASKS[task_key], agent, TrialOptions(mode=mode), tmp_path / "trial")
+    result = asyncio.run(trial.run())
+    secrets = [*issued, *trial.values.secrets.values()]
+    return result, agent.outputs, secrets, EventLog.read(trial.dir.events)
+
+
+def assert_nothing_counted(result, events):
+    assert not result.success and result.kscr == 0.0, result.failure_detail
+    assert result.failure == "evaluated_failed", result.failure_detail
+    probe = [e.name for e in events if e.source in ("probe", "frida")]
+    assert probe, "the real probe's events are missing"
+
+
+def test_anki_memory_records_bridge_evaluator_and_files_are_out_of_reach(monkeypatch, tmp_path):
+    add = json.dumps({"method": "add_note", "params": {"deck": "Default",
+                      "fields": {"Front": "What is the largest planet?", "Back": "Jupiter"}}})
+    result, out, secrets, events = attack("anki/161", [
+        f"python3 - <<'EOF'\n{SCAN}\nEOF",
+        "cat @RUN_DIR@/events.jsonl @RUN_DIR@/../run.json 2>&1; ls @REPO@/tasks 2>&1",
+        "curl -s -m 3 -d '" + add + "' http://127.0.0.1:@PORT_bridge@ 2>&1; echo curl=$?",
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', @EVALUATOR_PORT@), 3)\" 2>&1 | tail -1",
+        "ls -la @HOME@/.local/share/Anki2 2>&1; echo x > '@HOME@/.local/share/Anki2/User 1/collection.anki2' 2>&1",
+        "pkill -f anki; kill -9 -1; echo killed",
+    ], monkeypatch, tmp_path)
+    scan = json.loads(out[0].split("\n")[0])
+    assert not set(scan["hits"]) & set(secrets), scan
+    # only the sandbox's own processes are in sight: not the app, the runner or another environment
+    assert all(p.split()[0].rsplit("/", 1)[-1] in ("bwrap", "bash", "sh", "python3") for p in scan["processes"]), scan
+    assert "No such file" in out[1] and '"run_id"' not in out[1]
+    assert "curl=7" in out[2] or "curl=28" in out[2]  # refused: the sandbox has a loopback of its own
+    assert "refused" in out[3].lower()
+    assert "Permission denied" in out[4]
+    assert not any(s in "\n".join(out) for s in secrets)
+    assert_nothing_counted(result, events)
+    assert any(e.name == "collection_loaded" for e in events)
+    assert result.failure != "app_crash"  # kill -9 -1 reached only the sandbox
+
+
+def test_obs_password_and_websocket_are_out_of_reach(monkeypatch, tmp_path):
+    result, out, secrets, events = attack("obs/79", [
+        "cat @HOME@/.config/obs-studio/global.ini 2>&1; grep -r ServerPassword @HOME@ 2>&1 | head -3",
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', @PORT_ws@), 3)\" 2>&1 | tail -1",
+    ], monkeypatch, tmp_path)
+    assert "Permission denied" in out[0]
+    assert "refused" in out[1].lower()
+    assert not any(s in "\n".join(out) for s in secrets)
+    assert_nothing_counted(result, events)
