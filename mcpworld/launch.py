@@ -29,7 +29,6 @@ async def restore(app: AppConfig, task: Task, env: Environment, values: RunValue
         await env.make_dir(values.expand(d))
     for rf in app.rendered_files:
         await env.write_text(values.expand(rf.path), values.expand(rf.text))
-    await env.hand_over([values.expand(p) for p in app.private])
 
 async def launch(app: AppConfig, env: Environment, values: RunValues, extra_env: dict[str, str]):
     """Start the app with its launch command; the process."""

@@ -55,6 +55,7 @@ class TrialResult(BaseModel):
     mode: str
     no_bash: bool = False
     agent: str
+    isolation: str | None = None  # how the agent was kept from the app and the records (users+sandbox, users, none)
     trial: int
     run_id: str
     difficulty: str

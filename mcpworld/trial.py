@@ -168,6 +168,8 @@ class Trial:
         launch_env: dict[str, str] = {}
         for source in self.sources:
             launch_env.update(await source.prepare())
+        # everything in place (the probe's files too): HOME to the app's user, its private data its alone
+        await env.hand_over([self.values.expand(p) for p in app.private])
         return launch_env
 
     async def _launch(self, launch_env: dict[str, str]) -> None:
@@ -320,7 +322,7 @@ class Trial:
             detail = verdict.reason
         result = TrialResult(
             task=rt.key, template=rt.task.template, app=rt.app.id, mode=self.opts.mode, no_bash=self.opts.no_bash,
-            agent=self.agent.name, trial=self.trial_no, run_id=self.run_id, difficulty=rt.task.difficulty,
+            agent=self.agent.name, isolation=self.env.isolation if self.env else None, trial=self.trial_no, run_id=self.run_id, difficulty=rt.task.difficulty,
             human_steps=rt.task.human_step_count, success=success, kscr=verdict.kscr, verdict=verdict,
             failure=failure, failure_detail=detail, forgeries=forgeries, steps=self.ctx.steps,
             agent_failure=self.failure if self.failure in AGENT_FAILURES else None,

@@ -69,6 +69,7 @@ async def bare_start(rt: ResolvedTask) -> tuple[float, float]:
     try:
         values = RunValues.draw(app, env, free_port)
         await restore(app, rt.task, env, values)  # the same files, ports and rendered config as a trial
+        await env.hand_over([values.expand(p) for p in app.private])
         screen = Screen(env.display)
         t = time.perf_counter()
         await launch(app, env, values, {})

@@ -48,6 +48,7 @@ class Environment(abc.ABC):
     evaluator_host: str = "127.0.0.1"   # the address the evaluator listens on for this environment's probes
     bind_host: str = "127.0.0.1"        # the address in-app servers (Anki's bridge) listen on
     view_url: str | None = None         # a noVNC page showing the desktop live, where there is one
+    isolation: str = "none"             # how the agent's tools are kept from the app and the records (README: Threat model)
 
     @property
     def app_host(self) -> str:

@@ -161,7 +161,7 @@ class DockerEnvironment(X11Desktop, Environment):
     def __init__(self, app=None, desktop: str = "xfce", width: int = 1280, height: int = 800,
                  gpu: str = "auto", app_build: Path | None = None, image: str | None = None):
         """app: its image (the desktop plus its layer) and the folders it declares; None: the bare desktop."""
-        self.agent_files = ShellFiles(lambda argv, input=None: self._run(argv, input, agent=True))
+        self._agent_files = ShellFiles(lambda argv, input=None: self._run(argv, input, agent=True))
         self._files = ShellFiles(self._run)  # the reset's, as the app user
         self.isolation = "users"
         from mcpworld import images
@@ -355,6 +355,10 @@ class DockerEnvironment(X11Desktop, Environment):
         """A host file (a task's Frida script) copied where the root-only parts inside can read it."""
         text = source.read_text()
         return await self.write_private(f"task-{source.parent.name}-{source.name}", text, privileged=True)
+
+    @property
+    def agent_files(self) -> ShellFiles:
+        return self._agent_files
 
     # the reset's file calls, as the app user (the edit tool's: agent_files)
     async def read_text(self, path: str) -> str:

@@ -57,7 +57,7 @@ class Hostile(Agent):
     async def run(self, ctx):
         v = self.trial.values
         fill = {"@HOME@": v.home, "@RUN_DIR@": str(self.trial.dir.path), "@REPO@": str(paths.ROOT),
-                "@EVALUATOR_PORT@": str(self.trial.evaluator.port),
+                "@EVALUATOR_PORT@": str(self.trial.evaluator.port), "@EVALUATOR_HOST@": self.trial.evaluator.host,
                 **{f"@PORT_{name}@": str(port) for name, port in v.ports.items()}}
         for command in self.commands:
             for key, value in fill.items():
@@ -66,20 +66,20 @@ class Hostile(Agent):
             self.outputs.append("\n".join(r.texts))
 
 
-def attack(task_key, commands, monkeypatch, tmp_path, mode="gui"):
+def attack(task_key, commands, monkeypatch, tmp_path, mode="gui", backend="local"):
     issued = []
     credential = Evaluator.credential
     monkeypatch.setattr(Evaluator, "credential", lambda self, source: issued.append(credential(self, source)) or issued[-1])
     agent = Hostile(commands)
-    trial = agent.trial = Trial(TASKS[task_key], agent, TrialOptions(mode=mode), tmp_path / "trial")
+    trial = agent.trial = Trial(TASKS[task_key], agent, TrialOptions(mode=mode, backend=backend), tmp_path / "trial")
     result = asyncio.run(trial.run())
     secrets = [*issued, *trial.values.secrets.values()]
     return result, agent.outputs, secrets, EventLog.read(trial.dir.events)
 
 
-def assert_nothing_counted(result, events):
+def assert_nothing_counted(result, events, failure="evaluated_failed"):
     assert not result.success and result.kscr == 0.0, result.failure_detail
-    assert result.failure == "evaluated_failed", result.failure_detail
+    assert result.failure == failure, result.failure_detail
     probe = [e.name for e in events if e.source in ("probe", "frida")]
     assert probe, "the real probe's events are missing"
 
@@ -118,3 +118,35 @@ def test_obs_password_and_websocket_are_out_of_reach(monkeypatch, tmp_path):
     assert "refused" in out[1].lower()
     assert not any(s in "\n".join(out) for s in secrets)
     assert_nothing_counted(result, events)
+
+
+@pytest.mark.docker
+def test_in_a_container_the_app_is_another_user_and_its_services_want_the_runs_secrets(monkeypatch, tmp_path):
+    """In a container the agent sees the app's processes and shares its network: it still cannot read their
+    memory or environment, kill them, read the app's private data, or use the bridge or the evaluator
+    without the run's secrets; the bridge and the evaluator record the attempts."""
+    add = json.dumps({"method": "add_note", "params": {"deck": "Default",
+                      "fields": {"Front": "What is the largest planet?", "Back": "Jupiter"}}})
+    hello = json.dumps({"type": "hello", "token": "x" * 32, "stream": "anki-probe-1", "source": "probe"})
+    result, out, secrets, events = attack("anki/161", [
+        f"python3 - <<'EOF'\n{SCAN}\nEOF",
+        "cat @RUN_DIR@/events.jsonl 2>&1; ls @REPO@/tasks 2>&1",
+        "python3 - <<'EOF' 2>&1 | tail -1\nimport urllib.request as u\n"
+        "u.urlopen(u.Request('http://127.0.0.1:@PORT_bridge@', data=" + repr(add.encode()) + "), timeout=3)\nEOF",
+        "/opt/mcpworld/venv/bin/python - <<'EOF' 2>&1 | tail -1\nfrom websockets.sync.client import connect\n"
+        "ws = connect('ws://@EVALUATOR_HOST@:@EVALUATOR_PORT@')\nws.send(" + repr(hello) + ")\nprint(ws.recv(timeout=3))\nEOF",
+        "ls -la @HOME@/.local/share/Anki2 2>&1 | tail -1",
+        "pkill -f anki 2>&1; echo pkill=$?",
+    ], monkeypatch, tmp_path, mode="gui", backend="docker")
+    scan = json.loads(out[0].split("\n")[0])
+    assert any("anki" in p.lower() for p in scan["processes"]), scan  # in sight, but:
+    assert not set(scan["hits"]) & set(secrets), scan
+    assert "No such file" in out[1]
+    assert "401" in out[2]
+    assert "refused" in out[3] or "4003" in out[3]
+    assert "Permission denied" in out[4]
+    assert "pkill=1" in out[5] or "not permitted" in out[5]
+    assert not any(s in "\n".join(out) for s in secrets)
+    reasons = [e.payload.get("reason") for e in events if e.name == "suspected_forgery"]
+    assert "a bridge request without the run's secret" in reasons and "wrong token" in reasons, reasons
+    assert_nothing_counted(result, events, failure="suspected_forgery")
