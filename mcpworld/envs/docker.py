@@ -300,7 +300,7 @@ class DockerEnvironment(X11Desktop, Environment):
             raise EnvironmentSetupError("environment is not open")
         pipe = stdout is asyncio.subprocess.PIPE or stderr is asyncio.subprocess.PIPE
         user = "root" if privileged else "agent" if agent else "app"
-        if agent:  # what the agent writes in HOME, the app's user (same group) may read and change
+        if not privileged:  # what either writes in HOME, the other (same group) may read and change
             argv = ["sh", "-c", 'umask 007; exec "$@"', "sh", *argv]
         proc = await ContainerProcess.start(
             self.client.api, self.container.id, list(argv), user=user,

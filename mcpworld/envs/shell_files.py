@@ -19,8 +19,11 @@ class ShellFiles:
         return out.decode()
 
     async def write_text(self, path: str, text: str) -> None:
-        code, _, err = await self._run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "sh", path],
-                                       input=text.encode())
+        try:
+            code, _, err = await self._run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "sh", path],
+                                           input=text.encode())
+        except ConnectionError:  # the command ended before taking the text: it could not open the file
+            raise OSError(f"cannot write {path} (permission denied?)") from None
         if code != 0:
             raise OSError(err.decode(errors="replace").strip() or f"cannot write {path}")
 

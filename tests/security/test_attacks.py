@@ -84,7 +84,8 @@ def assert_nothing_counted(result, events, failure="evaluated_failed"):
     assert probe, "the real probe's events are missing"
 
 
-def test_anki_memory_records_bridge_evaluator_and_files_are_out_of_reach(monkeypatch, tmp_path):
+@pytest.mark.parametrize("mode", ["gui", "mcp"])
+def test_anki_memory_records_bridge_evaluator_and_files_are_out_of_reach(mode, monkeypatch, tmp_path):
     add = json.dumps({"method": "add_note", "params": {"deck": "Default",
                       "fields": {"Front": "What is the largest planet?", "Back": "Jupiter"}}})
     result, out, secrets, events = attack("anki/161", [
@@ -94,7 +95,7 @@ def test_anki_memory_records_bridge_evaluator_and_files_are_out_of_reach(monkeyp
         "python3 -c \"import socket; socket.create_connection(('127.0.0.1', @EVALUATOR_PORT@), 3)\" 2>&1 | tail -1",
         "ls -la @HOME@/.local/share/Anki2 2>&1; echo x > '@HOME@/.local/share/Anki2/User 1/collection.anki2' 2>&1",
         "pkill -f anki; kill -9 -1; echo killed",
-    ], monkeypatch, tmp_path)
+    ], monkeypatch, tmp_path, mode=mode)
     scan = json.loads(out[0].split("\n")[0])
     assert not set(scan["hits"]) & set(secrets), scan
     # only the sandbox's own processes are in sight: not the app, the runner or another environment
@@ -150,3 +151,19 @@ def test_in_a_container_the_app_is_another_user_and_its_services_want_the_runs_s
     reasons = [e.payload.get("reason") for e in events if e.name == "suspected_forgery"]
     assert "a bridge request without the run's secret" in reasons and "wrong token" in reasons, reasons
     assert_nothing_counted(result, events, failure="suspected_forgery")
+
+
+@pytest.mark.docker
+def test_in_a_container_obs_settings_and_websocket_want_the_password(monkeypatch, tmp_path):
+    result, out, secrets, events = attack("obs/79", [
+        "cat @HOME@/.config/obs-studio/global.ini 2>&1 | tail -1",
+        "/opt/mcpworld/venv/bin/python - <<'EOF' 2>&1 | tail -1\nimport json\nfrom websockets.sync.client import connect\n"
+        "ws = connect('ws://127.0.0.1:@PORT_ws@')\nprint(ws.recv(timeout=3)[:40])\n"
+        "ws.send(json.dumps({'op': 1, 'd': {'rpcVersion': 1, 'authentication': 'guess'}}))\nws.recv(timeout=3)\nEOF",
+        "pkill obs 2>&1; echo pkill=$?",
+    ], monkeypatch, tmp_path, mode="gui", backend="docker")
+    assert "Permission denied" in out[0]
+    assert "4009" in out[1] or "Authentication" in out[1]  # obs-websocket: authentication failed
+    assert "pkill=1" in out[2] or "not permitted" in out[2]
+    assert not any(s in "\n".join(out) for s in secrets)
+    assert_nothing_counted(result, events)
