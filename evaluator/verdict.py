@@ -14,12 +14,17 @@ from evaluator.events import COUNTING_SOURCES, Event
 from evaluator.statediff import collateral, diff
 
 
+API, GUI = "api", "gui"  # an event's payload `channel`: through the app's API, or not (its GUI)
+
+
 class StepResult(BaseModel):
     id: str
     reached: bool = False
     event_seq: int | None = None
     event_stream: str | None = None
     event_name: str | None = None
+    channel: str | None = None          # the reaching event's channel, where the app tells (api, gui)
+    api_only_seq: int | None = None     # gui mode: an API event that would have reached it, not counted
     ts: float | None = None
     error: str | None = None
 
@@ -35,6 +40,8 @@ class Verdict(BaseModel):
     reason: str = ""
     streams: list[str] = Field(default_factory=list, description="the authenticated streams whose events reached "
                                "the key steps (and 'query' when the final state was checked): what the verdict rests on")
+    mode_violation: list[str] = Field(default_factory=list, description="gui mode: key steps the app saw done through "
+                                      "its API (not counted, unless the run counts them, flagged)")
 
 
 def _step_matches(rstep, event: Event, params: dict) -> bool:
@@ -51,8 +58,12 @@ def _step_matches(rstep, event: Event, params: dict) -> bool:
 class Matcher:
     """Feeds on events as they arrive; remembers the first event that reached each key step."""
 
-    def __init__(self, resolved):
+    def __init__(self, resolved, mode: str | None = None, count_api_in_gui: bool = False):
+        """mode gui: a key step reached only through the app's API (an event whose channel is `api`) does
+        not count, unless count_api_in_gui; either way the verdict lists it under mode_violation."""
         self.resolved = resolved
+        self.gui = mode == GUI
+        self.count_api = count_api_in_gui
         self.params = dict(resolved.task.params)
         self.results = {rs.step.id: StepResult(id=rs.step.id) for rs in resolved.steps}
         self.frozen = False  # once the verdict is decided, later events (teardown's) change nothing
@@ -72,9 +83,15 @@ class Matcher:
             except Exception as e:  # a faulty task check must not kill the evaluator; it is recorded
                 res.error = f"check raised {type(e).__name__}: {e}"
                 continue
-            if hit:
-                res.reached, res.event_seq, res.event_stream = True, event.seq, event.stream
-                res.event_name, res.ts = event.name, event.ts
+            if not hit:
+                continue
+            channel = event.payload.get("channel") if isinstance(event.payload.get("channel"), str) else None
+            if self.gui and channel == API and not self.count_api:
+                if res.api_only_seq is None:
+                    res.api_only_seq = event.seq
+                continue
+            res.reached, res.event_seq, res.event_stream = True, event.seq, event.stream
+            res.event_name, res.ts, res.channel = event.name, event.ts, channel
 
     def verdict(self, events: list[Event], state: dict[str, Any] | None,
                 start_state: dict[str, Any] | None = None) -> Verdict:
@@ -105,11 +122,15 @@ class Matcher:
         if damage:
             shown = ", ".join(damage[:5]) + (f" and {len(damage) - 5} more" if len(damage) > 5 else "")
             reasons.append(f"collateral changes the task does not ask for: {shown}")
+        violations = [s.id for s in steps if self.gui and (s.channel == API or (not s.reached and s.api_only_seq is not None))]
+        if violations:
+            reasons.append(f"reached through the app's API in gui mode: {', '.join(violations)}"
+                           + (" (counted, as the run asks)" if self.count_api else " (not counted)"))
         success = not missing and state_ok is not False and check_ok is not False and not damage
         streams = sorted({s.event_stream for s in steps if s.reached and s.event_stream}
                          | ({"query"} if state_ok is not None or check_ok is not None else set()))
         return Verdict(success=success, key_steps=steps, kscr=kscr, state_ok=state_ok, check_ok=check_ok,
-                       collateral=damage, streams=streams, reason="; ".join(reasons) or "all key steps reached and the final state holds")
+                       collateral=damage, streams=streams, mode_violation=violations, reason="; ".join(reasons) or "all key steps reached and the final state holds")
 
     def _collateral(self, start: dict[str, Any] | None, end: dict[str, Any] | None) -> list[str]:
         spec = self.resolved.state_diff

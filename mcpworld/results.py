@@ -24,12 +24,13 @@ class Failure(StrEnum):
     STEP_CAP = "step_cap"                    # the agent ran out of steps
     EVALUATED_FAILED = "evaluated_failed"    # everything ran; the verdict is no
     COLLATERAL = "collateral"                # ... because the agent changed what the task did not ask for
+    MODE_VIOLATION = "mode_violation"        # ... because in gui mode a key step was done through the app's API
     SUSPECTED_FORGERY = "suspected_forgery"  # ... and someone sent unauthenticated events
     INTERRUPTED = "interrupted"              # the run was stopped (Ctrl-C, a time limit) before the trial ended
 
 
 # a trial that failed only because its verdict said so: the run itself worked (null-agent and bench runs)
-VERDICT_FAILURES = (Failure.EVALUATED_FAILED, Failure.COLLATERAL)
+VERDICT_FAILURES = (Failure.EVALUATED_FAILED, Failure.COLLATERAL, Failure.MODE_VIOLATION)
 RAN = (None, *VERDICT_FAILURES)
 
 

@@ -63,6 +63,7 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
     run.run_json.write_text(json.dumps({
         "v": 1, "started": time.time(), "agent": agent_name, "agent_options": agent_options or {}, "modes": modes,
         "trials": trials, "no_bash": base_opts.no_bash, "tools": sorted(base_opts.tools) if base_opts.tools else None,
+        "count_api_in_gui": base_opts.count_api_in_gui,
         "timeout": base_opts.timeout, "backend": base_opts.backend, "parallel": parallel,
         "declared": declared_tasks, "tasks": {rt.key: rt.raw for rt in tasks}}, indent=1, default=str))
     gate = asyncio.Semaphore(max(1, parallel))

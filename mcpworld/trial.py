@@ -46,6 +46,7 @@ class TrialOptions:
     mode: Mode = Mode.HYBRID
     no_bash: bool = False
     tools: frozenset[str] | None = None
+    count_api_in_gui: bool = False    # gui mode: count key steps done through the app's API (flagged) instead of not
     timeout: float | None = None      # overrides the task's
     max_steps: int | None = None
     backend: str = LOCAL
@@ -100,7 +101,7 @@ class Trial:
         self.dir.path.mkdir(parents=True, exist_ok=True)
         started, t0 = time.time(), time.perf_counter()
         self.evaluator = Evaluator(self.run_id, self.rt.app.id, self.dir.events)
-        self.matcher = Matcher(self.rt)
+        self.matcher = Matcher(self.rt, self.opts.mode, self.opts.count_api_in_gui)
         stopped = False
         try:
             await self._run()
@@ -318,7 +319,7 @@ class Trial:
         failure, detail = (None, self.failure_detail) if success else (self.failure, self.failure_detail)
         if not success and failure is None:
             failure = (Failure.SUSPECTED_FORGERY if forgeries else Failure.COLLATERAL if verdict.collateral
-                       else Failure.EVALUATED_FAILED)
+                       else Failure.MODE_VIOLATION if verdict.mode_violation else Failure.EVALUATED_FAILED)
             detail = verdict.reason
         result = TrialResult(
             task=rt.key, template=rt.task.template, app=rt.app.id, mode=self.opts.mode, no_bash=self.opts.no_bash,

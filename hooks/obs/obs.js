@@ -1,7 +1,12 @@
 // OBS Studio 29 milestones from libobs and obs-websocket exports (see apps/obs/NOTES.md).
 // GUI and obs-websocket actions reach the same libobs functions, so each event below fires
-// the same way whichever interface the agent used. Argument decoding follows libobs's headers.
+// the same way whichever interface the agent used; its `channel` says which (api while an obs-websocket
+// request is being processed, gui otherwise). Argument decoding follows libobs's headers.
 'use strict';
+
+// obs-websocket's request handler: every request (single or batched) passes through it. What a request
+// sets off after it returns (a transition's end) says gui.
+mcpworld.apiEntry('_ZN14RequestHandler14ProcessRequestERK7Request', 'obs-websocket.so');
 
 const LIBOBS = 'libobs.so.29';
 const fn = (name, ret, args, mod) => mcpworld.fn(name, ret, args, mod || LIBOBS);
@@ -261,12 +266,22 @@ const FRONTEND_EVENTS = {
   29: 'transition_duration_changed', 30: 'replay_buffer_saved', 37: 'profile_renamed',
   38: 'scene_collection_renamed', 40: 'screenshot_taken',
 };
+// The frontend API is for plugins (obs-websocket here); the GUI calls OBSBasic directly. What such a call
+// made during an obs-websocket request sets off arrives later, on the main thread: a frontend event
+// within a second of one says api.
+let apiFrontendCall = 0;
+for (const e of Process.getModuleByName(FRONTEND).enumerateExports()) {
+  if (/^obs_frontend_(set_|recording_|streaming_|replay_buffer_|virtualcam_|add_|create_|duplicate_|delete_|rename_|take_|preview_program_trigger|save)/.test(e.name)) {
+    Interceptor.attach(e.address, {onEnter() { if (mcpworld._inApi > 0) apiFrontendCall = Date.now(); }});
+  }
+}
 mcpworld.hook('_ZN12EventHandler15OnFrontendEventE18obs_frontend_eventPv', {
   onEnter(a) {
     const event = FRONTEND_EVENTS[a[0].toInt32()];
     if (!event) return;
     // on the main thread, where the frontend getters are safe to call
     const p = {};
+    if (mcpworld._inApi > 0 || Date.now() - apiFrontendCall < 1000) p.channel = 'api';
     if (event === 'scene_changed') p.scene = frontendSourceName(currentScene);
     if (event === 'transition_changed') p.transition = frontendSourceName(currentTransition);
     if (event === 'transition_duration_changed') p.duration_ms = transitionDuration();

@@ -24,6 +24,8 @@ def run(
     out: Optional[Path] = typer.Option(None, help="run directory (default runs/<time>-<agent>)"),
     no_bash: bool = typer.Option(False, "--no-bash", help="drop the bash and edit tools"),
     tools: Optional[str] = typer.Option(None, help="comma-separated tool names to keep (after the mode filter)"),
+    count_api_in_gui: bool = typer.Option(False, "--count-api-in-gui", help="gui mode: count key steps the app saw "
+                                          "done through its API (flagged; the report shows SR both ways)"),
     timeout: Optional[float] = typer.Option(None, help="seconds per trial (default: the task's)"),
     max_steps: Optional[int] = typer.Option(None, help="agent step cap (default: the task's)"),
     model: Optional[str] = typer.Option(None, help="model for the claude agent"),
@@ -48,7 +50,7 @@ def run(
         fail(f"--app-build {app_build}: no such folder")
     opts = TrialOptions(no_bash=no_bash, tools=frozenset(t.strip() for t in tools.split(",")) if tools else None,
                         timeout=timeout, max_steps=max_steps, backend=backend, desktop=desktop, gpu=gpu,
-                        app_build=app_build)
+                        app_build=app_build, count_api_in_gui=count_api_in_gui)
     agent_options = {}
     if agent == "claude" and model:
         agent_options["model"] = model

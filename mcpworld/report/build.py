@@ -18,7 +18,7 @@ from mcpworld.report.prices import Price, load_prices, price_for
 from mcpworld.results import TrialResult
 from mcpworld.rundir import RunDir
 
-REPORT_VERSION = 3
+REPORT_VERSION = 4
 DIFFICULTIES = ("Easy", "Medium", "Hard")
 KINDS = tuple(str(k) for k in (Kind.GUI, Kind.MCP, Kind.BASH, Kind.EDIT))
 
@@ -135,6 +135,10 @@ class Report(BaseModel):
     prices: dict[str, Price]
     failures: dict[str, int]
     failures_by_mode: dict[str, dict[str, int]]
+    channels: dict[str, dict[str, int]] = Field(default_factory=dict, description="mode -> key steps reached, by "
+                                                "the channel the app saw them done through (gui, api, unknown)")
+    sr_gui_only: dict[str, float] = Field(default_factory=dict, description="mode -> SR with a success that rests "
+                                          "on a key step done through the app's API in gui mode counted as a failure")
     trial_rows: list[TrialRow]
 
 
@@ -265,6 +269,12 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
             failures[r.failure] = failures.get(r.failure, 0) + 1
             fm = failures_by_mode.setdefault(r.mode, {})
             fm[r.failure] = fm.get(r.failure, 0) + 1
+    channels: dict[str, dict[str, int]] = {}
+    for r in rs:
+        for step in r.verdict.key_steps:
+            if step.reached:
+                c = channels.setdefault(r.mode, {})
+                c[step.channel or "unknown"] = c.get(step.channel or "unknown", 0) + 1
     overall = group(rs)
     agents = sorted({r.agent for r in rs} | {m.get("agent", "?") for m in metas if not rs})
     return Report(
@@ -286,7 +296,9 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
         pass_k={m: pass_k(per_mode[m]) for m in modes if m in per_mode},
         cost={**{m: cost(per_mode[m], prices) for m in modes if m in per_mode}, "all": cost(rs, prices)},
         prices={r.usage.model: p for r in rs if (p := price_for(prices, r.usage.model)) is not None},
-        failures=failures, failures_by_mode=failures_by_mode,
+        failures=failures, failures_by_mode=failures_by_mode, channels=channels,
+        sr_gui_only={m: sum(r.success and not r.verdict.mode_violation for r in per_mode[m]) / len(per_mode[m])
+                     for m in modes if m in per_mode},
         trial_rows=[trial_row(r, d) for d, r in results])
 
 

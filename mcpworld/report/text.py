@@ -101,6 +101,15 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
         for k in kinds:
             t.add_row(k, *[str(f.get(k, 0)) for f in rep.failures_by_mode.values()])
         console.print(t)
+    if any(c.get("api") for c in rep.channels.values()):
+        t = compact_table("Key steps by channel", "channel", *rep.channels)
+        for k in ("gui", "api", "unknown"):
+            t.add_row(k, *[str(c.get(k, 0)) for c in rep.channels.values()])
+        console.print(t)
+    for m, sr in rep.sr_gui_only.items():
+        if abs(sr - rep.per_mode[m].sr) > 1e-9:
+            console.print(f"{m}: SR {rep.per_mode[m].sr:.1%} counting key steps done through the app's API, "
+                          f"{sr:.1%} without", highlight=False)
     if per_task:
         console.print(_group_table("Per task", "task:mode", rep.per_task))
 

@@ -5,6 +5,8 @@
 //   mcpworld.emit('scene_created', {name: ...})               -> one milestone event
 //   mcpworld.fn('obs_source_get_name', 'pointer', ['pointer'], 'libobs.so.29')  -> callable NativeFunction
 //   mcpworld.json(text)                                       -> parsed JSON or null, never throws
+//   mcpworld.apiEntry('RequestHandler_symbol', 'plugin.so')  -> from then on every milestone says its
+//       channel: 'api' while a thread is inside that function (the app's API request handler), else 'gui'
 // A hook or function whose export is missing is reported as a hook_missing event (the trial stops).
 'use strict';
 
@@ -55,9 +57,22 @@ const mcpworld = {
     }
   },
 
+  apiEntry(name, moduleName) {
+    const hooked = mcpworld.hook(name, {
+      onEnter() { mcpworld._inApi += 1; },
+      onLeave() { mcpworld._inApi -= 1; },
+    }, moduleName);
+    if (hooked !== null) mcpworld._hasApi = true;
+    return hooked;
+  },
+  _inApi: 0,
+  _hasApi: false,
+
   emit(event, payload) {
+    const p = payload || {};
+    if (mcpworld._hasApi && p.channel === undefined) p.channel = mcpworld._inApi > 0 ? 'api' : 'gui';
     // t: when the hook fired, by the app's own clock (the bridge makes it the event's ts)
-    send({mcpworld: 1, event: event, payload: payload || {}, t: Date.now()});
+    send({mcpworld: 1, event: event, payload: p, t: Date.now()});
   },
 };
 globalThis.mcpworld = mcpworld;

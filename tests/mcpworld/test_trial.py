@@ -131,28 +131,18 @@ async def test_secret_is_gone_before_the_agent_starts(tmp_path, monkeypatch):
     assert issued and not any(token in seen["out"] for token in issued)
 
 
-async def test_forged_event_from_the_agent_is_refused(tmp_path):
-    forge = (
-        "import asyncio, json, sys\n"
-        "from websockets.asyncio.client import connect\n"
-        "async def main(url, run_id):\n"
-        "    async with connect(url) as ws:\n"
-        "        await ws.send(json.dumps({'type': 'hello', 'token': 'guessed', 'stream': 'x', 'source': 'probe'}))\n"
-        "        await ws.send(json.dumps({'type': 'event', 'event': {'run_id': run_id, 'source': 'probe', 'app': 'anki',\n"
-        "            'name': 'note_added', 'seq': 0, 'payload': {'notetype': 'Basic', 'deck': 'Default',\n"
-        "            'fields': {'Front': 'What is the largest planet?', 'Back': 'Jupiter'}}}}))\n"
-        "        try:\n"
-        "            await ws.recv()\n"
-        "        except Exception:\n"
-        "            pass\n"
-        "asyncio.run(main(sys.argv[1], sys.argv[2]))\n")
+async def test_the_agents_shell_cannot_reach_the_evaluator(tmp_path):
+    """Its sandbox has a loopback of its own: a forged hello never arrives (refusing one that does is the
+    evaluator's tests', and the container attack test's)."""
+    seen = {}
 
     async def forger(ctx, trial):
-        path = f"{trial.env.home}/forge.py"
-        await ctx.tools.call("str_replace_based_edit_tool", {"command": "create", "path": path, "file_text": forge})
-        await ctx.tools.call("bash", {"command": f"{sys.executable} {path} {trial.evaluator.url} {trial.run_id}"})
+        r = await ctx.tools.call("bash", {"command": "python3 -c \"import socket; socket.create_connection("
+                                                     f"('127.0.0.1', {trial.evaluator.port}), 3)\" 2>&1 | tail -1"})
+        seen["out"] = r.texts[0]
     _, r = await run_trial(tmp_path, forger)
-    assert not r.success and r.failure == "suspected_forgery" and r.forgeries == 1
+    assert "refused" in seen["out"].lower()
+    assert not r.success and r.failure == "evaluated_failed" and r.forgeries == 0
     assert not r.verdict.key_steps[0].reached
 
 

@@ -31,8 +31,9 @@ if _cfg is not None:
     _lock = threading.Lock()
 
     def _emit(name: str, payload: dict) -> None:
+        # channel: api while a bridge request runs (its operation and the rescan after it included), else gui
         if _client is not None:
-            _client.emit(name, payload)
+            _client.emit(name, {**payload, "channel": payload.get("channel") or ("api" if bridge.in_call() else "gui")})
 
     def _error(where: str) -> None:
         _emit("probe_error", {"where": where, "trace": traceback.format_exc()[-3000:]})
@@ -47,7 +48,7 @@ if _cfg is not None:
             new = anki_state.read(col)
             _last_mod = col.mod
             if _last is not None:
-                via = "bridge" if handler is bridge.BRIDGE else "gui"
+                via = "bridge" if handler is bridge.BRIDGE else "gui"  # the operation's initiator
                 label = f"Undo {_undone}" if _undone else col.undo_status().undo
                 _undone = None
                 for name, payload in anki_state.diff(_last, new):
@@ -61,7 +62,8 @@ if _cfg is not None:
             if _client is None:
                 _client = probe_client.ProbeClient.from_config(_cfg)
                 bridge.serve(int(_cfg["ports"]["bridge"]), _cfg["secrets"]["bridge"], _cfg.get("bind_host", "127.0.0.1"),
-                             after_call=_after_bridge_call, on_refused=_bridge_refused)
+                             after_call=_after_bridge_call, on_refused=_bridge_refused,
+                             before_call=lambda: bridge.main_thread_barrier(lambda: _rescan("before_bridge_call")))
             _emit("collection_loaded", {"path": col.path, "profile": mw.pm.name if mw.pm else None})
         except Exception:
             _error("collection_did_load")

@@ -410,8 +410,23 @@ def main_thread_barrier(then=None, timeout: float = 5.0) -> None:
     passed.wait(timeout)
 
 
+_calls = 0  # bridge requests in progress (the probe labels what happens meanwhile as done through the API)
+_calls_lock = threading.Lock()
+
+
+def in_call() -> bool:
+    return _calls > 0
+
+
+def _count(delta: int) -> None:
+    global _calls
+    with _calls_lock:
+        _calls += delta
+
+
 class _Handler(BaseHTTPRequestHandler):
     after_call = None  # set by serve(): e.g. flush the probe before answering a state query
+    before_call = None
     token = ""         # set by serve(): the run's secret, which every request must carry
     on_refused = None
 
@@ -423,6 +438,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        if _Handler.before_call:
+            _Handler.before_call()  # what the GUI changed until now is reported as the GUI's, not this call's
+        _count(+1)
         try:
             req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             result = call_on_main(req.get("method", ""), req.get("params") or {})
@@ -433,6 +451,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"error": f"{type(e).__name__}: {e}" if not isinstance(e, BridgeError) else str(e)}
         except Exception as e:
             body = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-2000:]}
+        finally:
+            _count(-1)
         data = json.dumps(body, default=str).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -444,12 +464,14 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-def serve(port: int, token: str, host: str = "127.0.0.1", after_call=None, on_refused=None) -> ThreadingHTTPServer:
+def serve(port: int, token: str, host: str = "127.0.0.1", after_call=None, on_refused=None,
+          before_call=None) -> ThreadingHTTPServer:
     """host: loopback, or every interface inside a container (the MCP server and state query run on the host).
     Only requests with `Authorization: Bearer <token>` are served; the others get 401 and `on_refused`."""
     if not token:
         raise ValueError("the bridge needs the run's secret")
     _Handler.after_call, _Handler.token, _Handler.on_refused = after_call, token, on_refused
+    _Handler.before_call = before_call
     server = ThreadingHTTPServer((host, port), _Handler)
     threading.Thread(target=server.serve_forever, name="mcpworld-bridge", daemon=True).start()
     return server
