@@ -271,7 +271,7 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
             fm[r.failure] = fm.get(r.failure, 0) + 1
     channels: dict[str, dict[str, int]] = {}
     for r in rs:
-        for step in r.verdict.key_steps:
+        for step in r.verdict.key_steps if r.verdict else []:
             if step.reached:
                 c = channels.setdefault(r.mode, {})
                 c[step.channel or "unknown"] = c.get(step.channel or "unknown", 0) + 1
@@ -297,7 +297,7 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
         cost={**{m: cost(per_mode[m], prices) for m in modes if m in per_mode}, "all": cost(rs, prices)},
         prices={r.usage.model: p for r in rs if (p := price_for(prices, r.usage.model)) is not None},
         failures=failures, failures_by_mode=failures_by_mode, channels=channels,
-        sr_gui_only={m: sum(r.success and not r.verdict.mode_violation for r in per_mode[m]) / len(per_mode[m])
+        sr_gui_only={m: sum(r.success and not (r.verdict and r.verdict.mode_violation) for r in per_mode[m]) / len(per_mode[m])
                      for m in modes if m in per_mode},
         trial_rows=[trial_row(r, d) for d, r in results])
 
