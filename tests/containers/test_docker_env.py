@@ -76,15 +76,15 @@ async def test_x_display_is_reachable_from_the_host(denv):
     assert name is None or isinstance(name, str)
 
 
-async def test_snapshot_restore_and_files_land_in_the_agents_home(denv, tmp_path):
+async def test_snapshot_restore_and_files_land_in_home(denv, tmp_path):
     from mcpworld import paths
 
     target = f"{denv.home}/Media"
     await denv.restore(paths.SNAPSHOTS_DIR / "anki" / "pictures", target)
     listing = await denv.list_dir(target)
     assert f"{target}/dog.png" in listing
-    # owned by the agent, and visible on the host side of the bind mount for file watches
-    assert "agent agent" in await _bash(denv, f"stat -c '%U %G' {target}/dog.png")
+    # restored as the app's user (the reset's), and visible on the host side of the bind mount for file watches
+    assert (await denv._run(["stat", "-c", "%U", f"{target}/dog.png"]))[1].decode().strip() == "app"
     assert os.path.exists(denv.host_path(f"{target}/dog.png"))
     # a second restore deletes what the agent added
     await denv.write_text(f"{target}/extra.txt", "x")
@@ -96,8 +96,9 @@ async def test_private_files_are_readable_only_by_their_owner(denv):
     path = await denv.write_private("secret.json", json.dumps({"token": "t"}), privileged=True)
     out = await _bash(denv, f"cat {path} 2>&1; echo rc=$?")
     assert "Permission denied" in out
-    path = await denv.write_private("mine.json", "{}")
-    assert (await _bash(denv, f"stat -c '%U %a' {path}")).split() == ["agent", "600"]
+    path = await denv.write_private("mine.json", "{}")  # the app's (its probe's config): not the agent's either
+    assert "Permission denied" in await _bash(denv, f"cat {path} 2>&1")
+    assert (await denv._run(["stat", "-c", "%U %a", path]))[1].decode().split() == ["app", "600"]
 
 
 async def test_app_build_from_the_host_is_mounted_and_first_on_path(tmp_path):
