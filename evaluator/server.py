@@ -217,9 +217,8 @@ class Evaluator:
             self._forgery("no hello within the time allowed", conn)
         except ConnectionClosed as e:
             if e.rcvd is not None and e.rcvd.code == 1009 or e.sent is not None and e.sent.code == 1009:
-                detail = {"stream": stream} if stream else {}
                 if stream:
-                    self.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {**detail, "error": "a frame over the size limit"})
+                    self.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"stream": stream, "error": "a frame over the size limit"})
                 else:
                     self._forgery("a frame over the size limit before authentication", conn)
         finally:

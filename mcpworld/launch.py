@@ -30,6 +30,11 @@ async def restore(app: AppConfig, task: Task, env: Environment, values: RunValue
     for rf in app.rendered_files:
         await env.write_text(values.expand(rf.path), values.expand(rf.text))
 
+async def hand_over(app: AppConfig, env: Environment, values: RunValues) -> None:
+    """Once every file is in place: HOME to the app's user, shared with the agent's; its private paths its alone."""
+    await env.hand_over([values.expand(p) for p in app.private])
+
+
 async def launch(app: AppConfig, env: Environment, values: RunValues, extra_env: dict[str, str]):
     """Start the app with its launch command; the process."""
     argv = [values.expand(a) for a in app.launch.command]

@@ -28,7 +28,7 @@ from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL, EnvOptions, make_environment
 from mcpworld.errors import MCPWorldError
-from mcpworld.launch import Readiness, launch, restore, tool_providers
+from mcpworld.launch import Readiness, hand_over, launch, restore, tool_providers
 from mcpworld.results import Failure, Timings, TrialResult
 from mcpworld.rundir import TrialDir
 from mcpworld.sources import SourceError, TrialContext
@@ -169,8 +169,7 @@ class Trial:
         launch_env: dict[str, str] = {}
         for source in self.sources:
             launch_env.update(await source.prepare())
-        # everything in place (the probe's files too): HOME to the app's user, its private data its alone
-        await env.hand_over([self.values.expand(p) for p in app.private])
+        await hand_over(app, env, self.values)  # after the sources' files (the probe's) are in place too
         return launch_env
 
     async def _launch(self, launch_env: dict[str, str]) -> None:

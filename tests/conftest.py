@@ -20,3 +20,14 @@ async def any_env(request):
     await e.open()
     yield e
     await e.close()
+
+
+@pytest.fixture
+def issued_credentials(monkeypatch) -> list[str]:
+    """Every evaluator credential issued during the test, to look for in what an agent could see."""
+    from evaluator.server import Evaluator
+
+    issued: list[str] = []
+    credential = Evaluator.credential
+    monkeypatch.setattr(Evaluator, "credential", lambda self, source: issued.append(credential(self, source)) or issued[-1])
+    return issued

@@ -22,7 +22,7 @@ from mcpworld.agents import make_agent
 from mcpworld.bench.stats import Figure, stat
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs.local import LocalEnvironment
-from mcpworld.launch import launch, restore
+from mcpworld.launch import hand_over, launch, restore
 from mcpworld.results import RAN
 from mcpworld.trial import Trial, TrialOptions
 from mcpworld.values import RunValues
@@ -69,7 +69,7 @@ async def bare_start(rt: ResolvedTask) -> tuple[float, float]:
     try:
         values = RunValues.draw(app, env, free_port)
         await restore(app, rt.task, env, values)  # the same files, ports and rendered config as a trial
-        await env.hand_over([values.expand(p) for p in app.private])
+        await hand_over(app, env, values)
         screen = Screen(env.display)
         t = time.perf_counter()
         await launch(app, env, values, {})

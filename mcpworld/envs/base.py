@@ -21,6 +21,17 @@ class ExecResult:
     timed_out: bool = False
 
 
+def write_owned(path: Path, text: str, owner: tuple[int, int] | None = None) -> None:
+    """Write a file readable by its owner alone (uid, gid; default: ours), whole or not at all."""
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    if owner is not None:
+        os.chown(tmp, *owner)
+    os.replace(tmp, path)
+
+
 class Environment(abc.ABC):
     """One isolated desktop: a display, a window manager, a HOME sandbox and the processes in it."""
 
@@ -81,11 +92,7 @@ class Environment(abc.ABC):
         """Write a file in env_dir that only its owner can read (a one-time run config); its path."""
         path = Path(self.env_dir) / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        write_owned(path, text)
         return str(path)
 
     async def hand_over(self, private: list[str]) -> None:

@@ -24,7 +24,7 @@ import psutil
 
 from mcpworld.envs import LOCAL, register_backend
 from mcpworld.envs import users as accounts
-from mcpworld.envs.base import Environment
+from mcpworld.envs.base import Environment, write_owned
 from mcpworld.envs.shell_files import ShellFiles
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
@@ -222,11 +222,7 @@ class LocalEnvironment(X11Desktop, Environment):
             folder.mkdir(mode=0o700)
             os.chown(folder, self._users.app_uid, self._users.app_gid)
         path = folder / name
-        fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chown(path.with_suffix(".tmp"), self._users.app_uid, self._users.app_gid)
-        os.replace(path.with_suffix(".tmp"), path)
+        write_owned(path, text, (self._users.app_uid, self._users.app_gid))
         return str(path)
 
     def _as_app(self) -> dict:

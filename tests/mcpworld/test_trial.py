@@ -13,7 +13,6 @@ import psutil
 import pytest
 
 from evaluator.log import EventLog
-from evaluator.server import Evaluator
 from mcpworld import paths
 from mcpworld.agents import make_agent
 from mcpworld.agents.base import Agent
@@ -117,10 +116,8 @@ async def test_app_killed_mid_trial_state_read_from_file(tmp_path):
     assert not r.success and r.failure == "app_crash"
 
 
-async def test_secret_is_gone_before_the_agent_starts(tmp_path, monkeypatch):
-    seen, issued = {}, []
-    credential = Evaluator.credential
-    monkeypatch.setattr(Evaluator, "credential", lambda self, source: issued.append(credential(self, source)) or issued[-1])
+async def test_secret_is_gone_before_the_agent_starts(tmp_path, issued_credentials):
+    seen, issued = {}, issued_credentials
 
     async def snoop(ctx, trial):
         r = await ctx.tools.call("bash", {"command": "env; ls -la $HOME; cat $MCPWORLD_PROBE_CONFIG 2>&1; "

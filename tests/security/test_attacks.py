@@ -13,7 +13,6 @@ import json
 import pytest
 
 from evaluator.log import EventLog
-from evaluator.server import Evaluator
 from mcpworld.agents.base import Agent
 from mcpworld.config.load import load_tasks
 from mcpworld import paths
@@ -66,10 +65,8 @@ class Hostile(Agent):
             self.outputs.append("\n".join(r.texts))
 
 
-def attack(task_key, commands, monkeypatch, tmp_path, mode="gui", backend="local"):
-    issued = []
-    credential = Evaluator.credential
-    monkeypatch.setattr(Evaluator, "credential", lambda self, source: issued.append(credential(self, source)) or issued[-1])
+def attack(task_key, commands, issued, tmp_path, mode="gui", backend="local"):
+    """issued: the issued_credentials fixture's list."""
     agent = Hostile(commands)
     trial = agent.trial = Trial(TASKS[task_key], agent, TrialOptions(mode=mode, backend=backend), tmp_path / "trial")
     result = asyncio.run(trial.run())
@@ -85,7 +82,7 @@ def assert_nothing_counted(result, events, failure="evaluated_failed"):
 
 
 @pytest.mark.parametrize("mode", ["gui", "mcp"])
-def test_anki_memory_records_bridge_evaluator_and_files_are_out_of_reach(mode, monkeypatch, tmp_path):
+def test_anki_memory_records_bridge_evaluator_and_files_are_out_of_reach(mode, issued_credentials, tmp_path):
     add = json.dumps({"method": "add_note", "params": {"deck": "Default",
                       "fields": {"Front": "What is the largest planet?", "Back": "Jupiter"}}})
     result, out, secrets, events = attack("anki/161", [
@@ -95,7 +92,7 @@ def test_anki_memory_records_bridge_evaluator_and_files_are_out_of_reach(mode, m
         "python3 -c \"import socket; socket.create_connection(('127.0.0.1', @EVALUATOR_PORT@), 3)\" 2>&1 | tail -1",
         "ls -la @HOME@/.local/share/Anki2 2>&1; echo x > '@HOME@/.local/share/Anki2/User 1/collection.anki2' 2>&1",
         "pkill -f anki; kill -9 -1; echo killed",
-    ], monkeypatch, tmp_path, mode=mode)
+    ], issued_credentials, tmp_path, mode=mode)
     scan = json.loads(out[0].split("\n")[0])
     assert not set(scan["hits"]) & set(secrets), scan
     # only the sandbox's own processes are in sight: not the app, the runner or another environment
@@ -110,11 +107,11 @@ def test_anki_memory_records_bridge_evaluator_and_files_are_out_of_reach(mode, m
     assert result.failure != "app_crash"  # kill -9 -1 reached only the sandbox
 
 
-def test_obs_password_and_websocket_are_out_of_reach(monkeypatch, tmp_path):
+def test_obs_password_and_websocket_are_out_of_reach(issued_credentials, tmp_path):
     result, out, secrets, events = attack("obs/79", [
         "cat @HOME@/.config/obs-studio/global.ini 2>&1; grep -r ServerPassword @HOME@ 2>&1 | head -3",
         "python3 -c \"import socket; socket.create_connection(('127.0.0.1', @PORT_ws@), 3)\" 2>&1 | tail -1",
-    ], monkeypatch, tmp_path)
+    ], issued_credentials, tmp_path)
     assert "Permission denied" in out[0]
     assert "refused" in out[1].lower()
     assert not any(s in "\n".join(out) for s in secrets)
@@ -122,7 +119,7 @@ def test_obs_password_and_websocket_are_out_of_reach(monkeypatch, tmp_path):
 
 
 @pytest.mark.docker
-def test_in_a_container_the_app_is_another_user_and_its_services_want_the_runs_secrets(monkeypatch, tmp_path):
+def test_in_a_container_the_app_is_another_user_and_its_services_want_the_runs_secrets(issued_credentials, tmp_path):
     """In a container the agent sees the app's processes and shares its network: it still cannot read their
     memory or environment, kill them, read the app's private data, or use the bridge or the evaluator
     without the run's secrets; the bridge and the evaluator record the attempts."""
@@ -138,7 +135,7 @@ def test_in_a_container_the_app_is_another_user_and_its_services_want_the_runs_s
         "ws = connect('ws://@EVALUATOR_HOST@:@EVALUATOR_PORT@')\nws.send(" + repr(hello) + ")\nprint(ws.recv(timeout=3))\nEOF",
         "ls -la @HOME@/.local/share/Anki2 2>&1 | tail -1",
         "pkill -f anki 2>&1; echo pkill=$?",
-    ], monkeypatch, tmp_path, mode="gui", backend="docker")
+    ], issued_credentials, tmp_path, mode="gui", backend="docker")
     scan = json.loads(out[0].split("\n")[0])
     assert any("anki" in p.lower() for p in scan["processes"]), scan  # in sight, but:
     assert not set(scan["hits"]) & set(secrets), scan
@@ -154,14 +151,14 @@ def test_in_a_container_the_app_is_another_user_and_its_services_want_the_runs_s
 
 
 @pytest.mark.docker
-def test_in_a_container_obs_settings_and_websocket_want_the_password(monkeypatch, tmp_path):
+def test_in_a_container_obs_settings_and_websocket_want_the_password(issued_credentials, tmp_path):
     result, out, secrets, events = attack("obs/79", [
         "cat @HOME@/.config/obs-studio/global.ini 2>&1 | tail -1",
         "/opt/mcpworld/venv/bin/python - <<'EOF' 2>&1 | tail -1\nimport json\nfrom websockets.sync.client import connect\n"
         "ws = connect('ws://127.0.0.1:@PORT_ws@')\nprint(ws.recv(timeout=3)[:40])\n"
         "ws.send(json.dumps({'op': 1, 'd': {'rpcVersion': 1, 'authentication': 'guess'}}))\nws.recv(timeout=3)\nEOF",
         "pkill obs 2>&1; echo pkill=$?",
-    ], monkeypatch, tmp_path, mode="gui", backend="docker")
+    ], issued_credentials, tmp_path, mode="gui", backend="docker")
     assert "Permission denied" in out[0]
     assert "4009" in out[1] or "Authentication" in out[1]  # obs-websocket: authentication failed
     assert "pkill=1" in out[2] or "not permitted" in out[2]
