@@ -29,5 +29,9 @@ class EnvironmentSetupError(MCPWorldError):
     """The environment could not be brought up (display, snapshot, app launch, readiness)."""
 
 
+class AppExitedEarly(EnvironmentSetupError):
+    """The app exited (crashed) while starting, before it was ready: before the agent could act."""
+
+
 class PrerequisiteError(MCPWorldError):
     """Something the machine must have is missing (an app, a binary, a package)."""

@@ -17,7 +17,7 @@ from mcpworld import paths
 from mcpworld.config.app import AppConfig
 from mcpworld.config.task import Task
 from mcpworld.envs.base import Environment
-from mcpworld.errors import EnvironmentSetupError
+from mcpworld.errors import AppExitedEarly, EnvironmentSetupError
 from mcpworld.sources import EventSource
 from mcpworld.values import RunValues
 
@@ -56,7 +56,7 @@ class Readiness:
         self.phases[name] = round(time.perf_counter() - self._t0, 4)
 
     async def wait(self, app_proc) -> None:
-        """Ready, or EnvironmentSetupError: the app exited, or the app's timeout passed."""
+        """Ready, or AppExitedEarly (the app exited), or EnvironmentSetupError (the app's timeout passed)."""
         self._t0 = time.perf_counter()
         ready = asyncio.ensure_future(self._conditions())
         died = asyncio.ensure_future(app_proc.wait())
@@ -70,7 +70,7 @@ class Readiness:
         if ready in done:
             return ready.result()
         if died in done:
-            raise EnvironmentSetupError(f"{self.app.name} exited with code {app_proc.returncode} before it was ready")
+            raise AppExitedEarly(f"{self.app.name} exited with code {app_proc.returncode} before it was ready")
         held = ", ".join(self.phases) or "nothing"
         raise EnvironmentSetupError(f"{self.app.name} was not ready within {timeout:.0f}s (held: {held})")
 

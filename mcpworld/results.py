@@ -71,6 +71,8 @@ class TrialResult(BaseModel):
     # the work was done: an oracle must have none
     agent_failure: Failure | None = None
     forgeries: int = 0
+    # 2 when the app crashed while starting and the trial was started afresh (the first kept in setup-attempts/)
+    setup_attempts: int = 1
     steps: int = 0
     max_steps: int | None = None  # the step cap in effect
     tool_calls: int = 0

@@ -15,7 +15,7 @@ from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
 from mcpworld.results import TrialResult
 from mcpworld.rundir import RunDir
-from mcpworld.trial import Trial, TrialOptions
+from mcpworld.trial import TrialOptions, run_trial
 
 Planned = tuple[ResolvedTask, str, int]
 
@@ -76,7 +76,7 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
                     on_start(f"{rt.key} {mode} #{k}")
                 opts = dataclasses.replace(base_opts, mode=mode, view_file=run.view)
                 agent = make_agent(agent_name, **(agent_options or {}))
-                result = await Trial(rt, agent, opts, run.trial(rt.app.id, rt.key, mode, k).path, k).run()
+                result = await run_trial(rt, agent, opts, run.trial(rt.app.id, rt.key, mode, k).path, k)
             results_log.write(result.model_dump_json() + "\n")
             results_log.flush()
             done += 1

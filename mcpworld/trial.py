@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from mcpworld import sources as event_sources
 from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL, EnvOptions, make_environment
-from mcpworld.errors import MCPWorldError
+from mcpworld.errors import AppExitedEarly, MCPWorldError
 from mcpworld.launch import Readiness, hand_over, launch, restore, tool_providers
 from mcpworld.results import Failure, Timings, TrialResult
 from mcpworld.rundir import TrialDir
@@ -60,9 +61,37 @@ class TrialOptions:
         return EnvOptions(desktop=self.desktop, gpu=self.gpu, app_build=self.app_build)
 
 
+SETUP_ATTEMPTS = 2  # an app that crashes while starting (OBS, about once in 500 starts) gets one fresh start
+
+
+async def run_trial(rt: ResolvedTask, agent: Agent, opts: TrialOptions, trial_dir: Path,
+                    trial_no: int = 0) -> TrialResult:
+    """A trial, started afresh (new run id, restore, launch) when the app crashed while starting, which
+    is before the agent could act; the earlier attempt's records move to <trial>/setup-attempts/<n>/ and
+    the result says how many starts it took."""
+    trial_dir = Path(trial_dir)
+    earlier: list[Path] = []
+    for attempt in range(1, SETUP_ATTEMPTS + 1):
+        trial = Trial(rt, agent, opts, trial_dir, trial_no, setup_attempt=attempt)
+        result = await trial.run()
+        if not trial.app_exited_early or attempt == SETUP_ATTEMPTS:
+            break
+        kept = trial_dir.with_name(f".{trial_dir.name}.setup-{attempt}")
+        shutil.rmtree(kept, ignore_errors=True)
+        trial_dir.rename(kept)
+        earlier.append(kept)
+    if earlier:
+        (trial_dir / "setup-attempts").mkdir(exist_ok=True)
+    for n, kept in enumerate(earlier, 1):
+        kept.rename(trial_dir / "setup-attempts" / str(n))
+    return result
+
+
 class Trial:
-    def __init__(self, rt: ResolvedTask, agent: Agent, opts: TrialOptions, trial_dir: Path, trial_no: int = 0):
-        self.rt, self.agent, self.opts, self.trial_no = rt, agent, opts, trial_no
+    def __init__(self, rt: ResolvedTask, agent: Agent, opts: TrialOptions, trial_dir: Path, trial_no: int = 0,
+                 setup_attempt: int = 1):
+        self.rt, self.agent, self.opts, self.trial_no, self.setup_attempt = rt, agent, opts, trial_no, setup_attempt
+        self.app_exited_early = False  # the app crashed while starting: nothing of the agent's has happened
         self.dir = TrialDir(Path(trial_dir))
         self.run_id = uuid.uuid4().hex
         self.timings = Timings()
@@ -108,6 +137,9 @@ class Trial:
         except asyncio.CancelledError:
             stopped = True
             self._fail(Failure.INTERRUPTED, "the run was stopped before the trial ended")
+        except AppExitedEarly as e:
+            self.app_exited_early = True
+            self._fail(Failure.SETUP_ERROR, str(e))
         except MCPWorldError as e:
             self._fail(Failure.SETUP_ERROR, str(e))
         except Exception as e:
@@ -136,7 +168,11 @@ class Trial:
         # the app launches while the MCP servers start: neither needs the other yet
         self._launching = asyncio.create_task(self._launch(launch_env))
         with self._timed("gateway_s"):
-            await self._start_gateway()
+            try:
+                await self._start_gateway()
+            except Exception:
+                self._raise_launch_crash()  # an MCP server may fail only because the app it talks to crashed
+                raise
         await self._launching
         await self._setup()
         for source in self.sources:  # the state the agent starts from, recorded before anything counts
@@ -183,6 +219,12 @@ class Trial:
         finally:
             self.timings.ready_phases = readiness.phases
         self.ready = True
+
+    def _raise_launch_crash(self) -> None:
+        launching = self._launching
+        if launching is not None and launching.done() and not launching.cancelled():
+            if isinstance(launching.exception(), AppExitedEarly):
+                raise launching.exception() from None
 
     async def _start_gateway(self) -> None:
         opts = self.opts
@@ -259,6 +301,8 @@ class Trial:
             if self._launching is not None and not self._launching.done():
                 self._launching.cancel()
                 await self._bounded("launch", asyncio.wait({self._launching}), 10)
+            if self._launching is not None and self._launching.done() and not self._launching.cancelled():
+                self._launching.exception()  # retrieved: it was recorded, or a set-up error came first
             for source in self.sources:
                 await self._bounded(f"source {source.key}", source.stop(), TEARDOWN_STEP_LIMIT)
             if self.registry:
@@ -324,7 +368,8 @@ class Trial:
             task=rt.key, template=rt.task.template, app=rt.app.id, mode=self.opts.mode, no_bash=self.opts.no_bash,
             agent=self.agent.name, isolation=self.env.isolation if self.env else None, trial=self.trial_no, run_id=self.run_id, difficulty=rt.task.difficulty,
             human_steps=rt.task.human_step_count, success=success, kscr=verdict.kscr, verdict=verdict,
-            failure=failure, failure_detail=detail, forgeries=forgeries, steps=self.ctx.steps,
+            failure=failure, failure_detail=detail, forgeries=forgeries, setup_attempts=self.setup_attempt,
+            steps=self.ctx.steps,
             agent_failure=self.failure if self.failure in AGENT_FAILURES else None,
             tool_calls=log.count if log else 0, tool_calls_by_kind=dict(log.by_kind) if log else {},
             tool_calls_by_tool=dict(log.by_tool) if log else {}, max_steps=self.ctx.max_steps,

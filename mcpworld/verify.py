@@ -278,15 +278,15 @@ async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, b
     """One proof trial; a GUI oracle that fails gets one more attempt (synthetic input into a real app on a
     loaded machine is lost about once in a hundred trials), and the record says so."""
     from mcpworld.rundir import RunDir
-    from mcpworld.trial import Trial, TrialOptions
+    from mcpworld.trial import TrialOptions, run_trial
 
     rt, mode, agent = job
     run = RunDir(run_dir)
     opts = TrialOptions(mode=mode, backend=backend)
     folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
-    result = await Trial(rt, make_job_agent(agent), opts, folder).run()
+    result = await run_trial(rt, make_job_agent(agent), opts, folder)
     if agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui:
-        result = await Trial(rt, make_job_agent(agent), opts, folder.with_name(folder.name + "-retry")).run()
+        result = await run_trial(rt, make_job_agent(agent), opts, folder.with_name(folder.name + "-retry"))
         return result, True
     return result, False
 

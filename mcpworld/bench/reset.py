@@ -24,7 +24,7 @@ from mcpworld.config.load import ResolvedTask
 from mcpworld.envs.local import LocalEnvironment
 from mcpworld.launch import hand_over, launch, restore
 from mcpworld.results import RAN
-from mcpworld.trial import Trial, TrialOptions
+from mcpworld.trial import TrialOptions, run_trial
 from mcpworld.values import RunValues
 
 
@@ -100,7 +100,7 @@ async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out: Path) -> li
         reset, ready, both, trials = [], [], [], []
         for k in range(n):
             mode = Mode.MCP if Mode.MCP in rt.task.modes else rt.task.modes[0]
-            r = await Trial(rt, make_agent("null"), TrialOptions(mode=mode), out / f"reset-{app_id}-{k}", k).run()
+            r = await run_trial(rt, make_agent("null"), TrialOptions(mode=mode), out / f"reset-{app_id}-{k}", k)
             if r.failure not in RAN:
                 raise RuntimeError(f"{key}: {r.failure}: {r.failure_detail}")
             trials.append(r)

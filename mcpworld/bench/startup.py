@@ -19,7 +19,7 @@ from mcpworld.agents import make_agent
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import DOCKER, LOCAL
 from mcpworld.results import RAN
-from mcpworld.trial import Trial, TrialOptions
+from mcpworld.trial import TrialOptions, run_trial
 
 PHASES = ("open_s", "reset_s", "app_ready_s", "teardown_s", "total_s")
 
@@ -41,8 +41,8 @@ async def _trials(rt: ResolvedTask, backend: str, n: int) -> StartupFigures:
         for k in range(n):
             # the null agent: the trial is start-up, state query and teardown only
             mode = Mode.MCP if Mode.MCP in rt.task.modes else rt.task.modes[0]
-            result = await Trial(rt, make_agent("null"), TrialOptions(mode=mode, backend=backend),
-                                 Path(tmp) / f"{backend}-{k}", k).run()
+            result = await run_trial(rt, make_agent("null"), TrialOptions(mode=mode, backend=backend),
+                                     Path(tmp) / f"{backend}-{k}", k)
             if result.failure not in RAN:
                 figures.failures.append(f"{result.failure}: {result.failure_detail}")
                 continue

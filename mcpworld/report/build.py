@@ -139,6 +139,7 @@ class Report(BaseModel):
                                                 "the channel the app saw them done through (gui, api, unknown)")
     sr_gui_only: dict[str, float] = Field(default_factory=dict, description="mode -> SR with a success that rests "
                                           "on a key step done through the app's API in gui mode counted as a failure")
+    setup_restarts: int = Field(0, description="trials started afresh because the app crashed while starting")
     trial_rows: list[TrialRow]
 
 
@@ -297,6 +298,7 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
         cost={**{m: cost(per_mode[m], prices) for m in modes if m in per_mode}, "all": cost(rs, prices)},
         prices={r.usage.model: p for r in rs if (p := price_for(prices, r.usage.model)) is not None},
         failures=failures, failures_by_mode=failures_by_mode, channels=channels,
+        setup_restarts=sum(r.setup_attempts - 1 for r in rs),
         sr_gui_only={m: sum(r.success and not (r.verdict and r.verdict.mode_violation) for r in per_mode[m]) / len(per_mode[m])
                      for m in modes if m in per_mode},
         trial_rows=[trial_row(r, d) for d, r in results])

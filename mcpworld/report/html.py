@@ -244,6 +244,9 @@ def render(rep: Report) -> str:
         rows = [f"<tr><td>{m}</td>" + "".join(cell(f"failures_by_mode.{m}.{k}", f[k], "int") if k in f else "<td>0</td>"
                                               for k in kinds) + "</tr>" for m, f in rep.failures_by_mode.items()]
         parts.append("<h2>Failures</h2>" + _table(["mode", *kinds], rows))
+    if rep.setup_restarts:
+        parts.append("<h2>Setup restarts</h2>" + _table(["the app crashed while starting; the trial started afresh"],
+                     [f"<tr>{cell('setup_restarts', rep.setup_restarts, 'int')}</tr>"]))
     parts.append("<h2>Per task</h2>" + _table(GROUP_HEADERS, _group_rows("per_task", rep.per_task)))
     parts.append("<h2>Trials</h2>" + "".join(timeline(r, i) for i, r in enumerate(rep.trial_rows)))
     return (f'<!doctype html><html><head><meta charset="utf-8"><title>mcpworld report</title><style>{CSS}</style></head>'

@@ -101,6 +101,9 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
         for k in kinds:
             t.add_row(k, *[str(f.get(k, 0)) for f in rep.failures_by_mode.values()])
         console.print(t)
+    if rep.setup_restarts:
+        console.print(f"setup restarts: {rep.setup_restarts} (the app crashed while starting; the trial started afresh)",
+                      highlight=False)
     if any(c.get("api") for c in rep.channels.values()):
         t = compact_table("Key steps by channel", "channel", *rep.channels)
         for k in ("gui", "api", "unknown"):

@@ -11,7 +11,7 @@ import pytest
 
 from mcpworld.agents import make_agent
 from mcpworld.config.load import load_tasks
-from mcpworld.trial import Trial, TrialOptions
+from mcpworld.trial import TrialOptions, run_trial
 from mcpworld.verify import SAMPLE_SEED
 
 TASKS = load_tasks()
@@ -46,7 +46,7 @@ def describe(result):
 
 async def run(key: str, agent: str, mode: str, tmp_path, desktop: str = "xfce"):
     opts = TrialOptions(mode=mode, backend="docker", desktop=desktop)
-    return await Trial(TASKS[key], make_agent(agent), opts, tmp_path / "trial").run()
+    return await run_trial(TASKS[key], make_agent(agent), opts, tmp_path / "trial")
 
 
 @pytest.mark.parametrize("key", SAMPLE)

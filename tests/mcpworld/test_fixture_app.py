@@ -78,3 +78,44 @@ def test_a_new_app_runs_from_its_folders_alone(tmp_path):
     assert r.returncode == 1 and "counter/1: its content changed" in r.stdout
 
     assert core_digest() == before, "adding the app changed a core file"
+
+
+def crashing_app(tmp_path: Path, starts_that_crash: int) -> Path:
+    """The fixture app as a content tree, its launch wrapped so that its first starts die of SIGSEGV
+    (as OBS does now and then while it starts): each start that crashes takes one marker folder."""
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE, root)
+    for folder in root.parents:
+        folder.chmod(folder.stat().st_mode | 0o001)
+    markers = tmp_path / "crashes"
+    markers.mkdir(mode=0o777)
+    markers.chmod(0o777)  # the app's user takes them
+    crash = " || ".join(f"mkdir {markers / str(n)} 2>/dev/null" for n in range(starts_that_crash))
+    app_toml = root / "apps" / "counter" / "app.toml"
+    app_toml.write_text(app_toml.read_text().replace(
+        'command = ["{python}",', f'command = ["sh", "-c", "if {crash}; then kill -SEGV $$; fi; exec \\"$0\\" \\"$@\\"", "{{python}}",', 1))  # the launch, not the MCP server
+    return root
+
+
+def test_an_app_that_crashes_while_starting_gets_one_fresh_start(tmp_path):
+    root = crashing_app(tmp_path, starts_that_crash=1)
+    r = mcpworld(root, "run", "--mode", "mcp", "--out", str(tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    trial = next((tmp_path / "run" / "trials").iterdir())
+    result = json.loads((trial / "result.json").read_text())
+    assert result["success"] and result["setup_attempts"] == 2
+    first = json.loads((trial / "setup-attempts" / "1" / "result.json").read_text())
+    assert first["failure"] == "setup_error" and "exited with code -11 before it was ready" in first["failure_detail"]
+    assert first["run_id"] != result["run_id"]  # a fresh start: new credentials, new events
+    assert summary(tmp_path / "run")["overall"]["sr"] == 1.0 and summary(tmp_path / "run")["setup_restarts"] == 1
+    assert "setup restarts: 1" in r.stdout
+
+
+def test_an_app_that_crashes_at_every_start_is_a_setup_error(tmp_path):
+    root = crashing_app(tmp_path, starts_that_crash=5)
+    r = mcpworld(root, "run", "--mode", "mcp", "--out", str(tmp_path / "run"))
+    trial = next((tmp_path / "run" / "trials").iterdir())
+    result = json.loads((trial / "result.json").read_text())
+    assert not result["success"] and result["failure"] == "setup_error" and result["setup_attempts"] == 2
+    assert sorted(p.name for p in (trial / "setup-attempts").iterdir()) == ["1"]
+    assert len(list((tmp_path / "crashes").iterdir())) == 2  # two starts, no more
