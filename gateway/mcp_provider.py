@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import psutil
 
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from gateway.base import ToolProvider, ToolResult, ToolSpec
 from gateway.modes import SEP, Kind, mcp_tool_name
@@ -25,8 +28,9 @@ class McpServerProvider(ToolProvider):
     CLOSE_LIMIT = 15.0
 
     def __init__(self, server_name: str, command: list[str], env: dict[str, str], cwd: str | None = None,
-                 call_timeout: float = 60.0):
+                 call_timeout: float = 60.0, log: Path | None = None):
         self.name = server_name
+        self._log = log  # the server's stderr (its tracebacks: a tool that crashed says only its name)
         self._marker = uuid.uuid4().hex
         self._params = StdioServerParameters(command=command[0], args=command[1:],
                                              env={**env, MARKER: self._marker}, cwd=cwd)
@@ -60,9 +64,11 @@ class McpServerProvider(ToolProvider):
 
     async def _hold(self, connected: asyncio.Future) -> None:
         try:
-            async with Client(self._params, read_timeout_seconds=self.call_timeout) as client:
-                connected.set_result(client)
-                await self._closing.wait()
+            with open(self._log, "a") if self._log else contextlib.nullcontext(sys.stderr) as errlog:
+                async with Client(stdio_client(self._params, errlog=errlog),
+                                  read_timeout_seconds=self.call_timeout) as client:
+                    connected.set_result(client)
+                    await self._closing.wait()
         except BaseException as e:  # noqa: BLE001 - this task's end is reported by close(), never raised here
             first = _first(e)
             if not connected.done():

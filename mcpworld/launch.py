@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 from evaluator.server import Evaluator
 from gateway.base import ToolProvider
@@ -90,14 +91,17 @@ class Readiness:
         await self.env.settle(ready.window_name, ready.settle, timeout=10.0)
         self._held("settled")
 
-def tool_providers(app: AppConfig, env: Environment, values: RunValues) -> list[ToolProvider]:
+def tool_providers(app: AppConfig, env: Environment, values: RunValues,
+                   log_dir: Path | None = None) -> list[ToolProvider]:
     """The computer, bash and edit tools, and one provider per MCP server of the app. The servers run on the
-    host (the host's Python, the app's ports at env.app_host) and name paths as the app sees them."""
+    host (the host's Python, the app's ports at env.app_host) and name paths as the app sees them; each
+    one's stderr goes to log_dir/mcp-<server>.log."""
     providers: list[ToolProvider] = [ComputerTool(env.display), BashTool(env), EditTool(env)]
     host = values.host_python()
     base = {**env.host_env(), "PYTHONPATH": paths.python_path()}
     for name, srv in app.mcp_servers.items():
         cmd = [host.expand(a) for a in srv.command]
         server_env = {**base, **{k: host.expand(v) for k, v in srv.env.items()}}
-        providers.append(McpServerProvider(name, cmd, server_env, cwd=str(paths.ROOT)))
+        providers.append(McpServerProvider(name, cmd, server_env, cwd=str(paths.ROOT),
+                                           log=log_dir / f"mcp-{name}.log" if log_dir else None))
     return providers

@@ -228,7 +228,8 @@ class Trial:
 
     async def _start_gateway(self) -> None:
         opts = self.opts
-        self.registry = ToolRegistry(tool_providers(self.rt.app, self.env, self.values),
+        self.dir.logs.mkdir(parents=True, exist_ok=True)
+        self.registry = ToolRegistry(tool_providers(self.rt.app, self.env, self.values, self.dir.logs),
                                      ToolFilter(opts.mode, opts.no_bash, opts.tools),
                                      CallLog(self.dir.tool_calls, self.dir.shots))
         await self.registry.start()

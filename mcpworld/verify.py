@@ -35,7 +35,7 @@ class TrialProof(BaseModel):
     failure: str | None = None
     seconds: float                     # the whole trial
     phases: dict[str, float] = {}      # open, reset, app ready, gateway, agent, query, teardown
-    retried: bool = False              # a GUI oracle's first attempt failed (lost input) and the second passed
+    retried: bool = False              # the first attempt proved nothing (a GUI oracle's lost input, a failed step)
 
 
 class TaskRecord(BaseModel):
@@ -275,8 +275,10 @@ def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:
 
 
 async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, bool]:
-    """One proof trial; a GUI oracle that fails gets one more attempt (synthetic input into a real app on a
-    loaded machine is lost about once in a hundred trials), and the record says so."""
+    """One proof trial, and one more attempt, which the record notes, when the first proves nothing: a GUI
+    oracle that failed (synthetic input into a real app on a loaded machine is lost about once in a hundred
+    trials), or a scripted solution one of whose steps failed, so that it did not run as written (an MCP
+    call that raised; once in several hundred)."""
     from mcpworld.rundir import RunDir
     from mcpworld.trial import TrialOptions, run_trial
 
@@ -285,7 +287,8 @@ async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, b
     opts = TrialOptions(mode=mode, backend=backend)
     folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
     result = await run_trial(rt, make_job_agent(agent), opts, folder)
-    if agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui:
+    gui_oracle_failed = agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui
+    if gui_oracle_failed or (agent != "null" and result.agent_failure is not None):
         result = await run_trial(rt, make_job_agent(agent), opts, folder.with_name(folder.name + "-retry"))
         return result, True
     return result, False

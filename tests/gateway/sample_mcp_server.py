@@ -35,5 +35,11 @@ def fail(reason: str) -> str:
     raise ToolError(reason)
 
 
+@mcp.tool(structured_output=False)
+def crash() -> str:
+    """A bug: raises something that is not a ToolError (the client is told only the tool's name)."""
+    return {}["sceneItems"]
+
+
 if __name__ == "__main__":
     mcp.run("stdio")

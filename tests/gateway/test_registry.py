@@ -25,12 +25,12 @@ def real_providers(env):
 
 @pytest.mark.parametrize("flt,expected", [
     (ToolFilter("gui"), {"computer", "bash", "str_replace_based_edit_tool"}),
-    (ToolFilter("mcp"), {"anki__echo", "anki__picture", "anki__count", "anki__fail", "bash", "str_replace_based_edit_tool"}),
-    (ToolFilter("hybrid"), {"computer", "bash", "str_replace_based_edit_tool", "anki__echo", "anki__picture", "anki__count", "anki__fail"}),
-    (ToolFilter("hybrid", no_bash=True), {"computer", "anki__echo", "anki__picture", "anki__count", "anki__fail"}),
-    (ToolFilter("mcp", no_bash=True), {"anki__echo", "anki__picture", "anki__count", "anki__fail"}),
+    (ToolFilter("mcp"), {"anki__echo", "anki__picture", "anki__count", "anki__fail", "anki__crash", "bash", "str_replace_based_edit_tool"}),
+    (ToolFilter("hybrid"), {"computer", "bash", "str_replace_based_edit_tool", "anki__echo", "anki__picture", "anki__count", "anki__fail", "anki__crash"}),
+    (ToolFilter("hybrid", no_bash=True), {"computer", "anki__echo", "anki__picture", "anki__count", "anki__fail", "anki__crash"}),
+    (ToolFilter("mcp", no_bash=True), {"anki__echo", "anki__picture", "anki__count", "anki__fail", "anki__crash"}),
     (ToolFilter("hybrid", only=frozenset({"computer", "anki__fail"})), {"computer", "anki__fail"}),
-    (ToolFilter("hybrid", only=frozenset({"anki"})), {"anki__echo", "anki__picture", "anki__count", "anki__fail"}),
+    (ToolFilter("hybrid", only=frozenset({"anki"})), {"anki__echo", "anki__picture", "anki__count", "anki__fail", "anki__crash"}),
 ])
 async def test_mode_filters(env, flt, expected):
     reg = ToolRegistry(real_providers(env), flt)
@@ -69,8 +69,9 @@ async def test_mcp_server_tools_are_namespaced_and_passed_through():
     reg = ToolRegistry([provider], ToolFilter("mcp"))
     await reg.start()
     try:
-        assert {s.name for s in reg.specs()} == {"sample__echo", "sample__picture", "sample__count", "sample__fail"}
-        assert [s.kind for s in reg.specs()] == ["mcp"] * 4
+        assert {s.name for s in reg.specs()} == {"sample__echo", "sample__picture", "sample__count", "sample__fail",
+                                                 "sample__crash"}
+        assert [s.kind for s in reg.specs()] == ["mcp"] * 5
         r = await reg.call("sample__echo", {"text": "hi"})
         assert r.content == ({"type": "text", "text": "hi"},) and not r.is_error
         r = await reg.call("sample__picture", {})
@@ -81,6 +82,19 @@ async def test_mcp_server_tools_are_namespaced_and_passed_through():
         assert r.is_error
     finally:
         await reg.close()
+
+
+async def test_a_crashing_tool_says_its_name_and_its_traceback_is_in_the_servers_log(tmp_path):
+    log = tmp_path / "mcp-sample.log"
+    provider = McpServerProvider("sample", [sys.executable, str(SERVER)], env={}, call_timeout=20, log=log)
+    reg = ToolRegistry([provider], ToolFilter("mcp"))
+    await reg.start()
+    try:
+        r = await reg.call("sample__crash", {})
+        assert r.is_error and r.texts[0] == "Error executing tool crash"
+    finally:
+        await reg.close()
+    assert "KeyError: 'sceneItems'" in log.read_text()
 
 
 async def test_annotations_output_schemas_and_structured_results_reach_the_gateways_clients():
