@@ -13,7 +13,7 @@ DOCKER_DEBS := docker.io debootstrap
 TEST_DEBS := chromium
 STAMP  := $(VENV)/.setup-done
 
-.PHONY: setup docker demo test test-debs test-local test-docker snapshots clean
+.PHONY: setup docker demo test test-debs test-local test-docker snapshots builds clean
 
 setup: $(STAMP)
 
@@ -64,6 +64,10 @@ test-docker: setup docker
 
 snapshots: setup
 	$(BIN)/mcpworld apps snapshots
+
+# Source builds with debug symbols of every app that declares one ([build] in its app.toml), into builds/.
+builds: setup
+	$(BIN)/mcpworld apps build --from-source
 
 clean:
 	rm -rf $(VENV) runs

@@ -56,6 +56,7 @@ class TrialResult(BaseModel):
     mode: str
     no_bash: bool = False
     agent: str
+    app_build: str | None = None  # what ran: "packaged <package> <version>", or the source build's id
     isolation: str | None = None  # how the agent was kept from the app and the records (users+sandbox, users, none)
     trial: int
     run_id: str

@@ -8,6 +8,7 @@ come, and every event already recorded stays in events.jsonl.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import shutil
 import time
@@ -53,7 +54,7 @@ class TrialOptions:
     backend: str = LOCAL
     desktop: str = "xfce"             # docker: the desktop image
     gpu: str = "auto"                 # docker: auto, none or nvidia
-    app_build: Path | None = None     # docker: a host folder with the app's build, mounted read-only
+    app_build: Path | None = None     # a build folder (mcpworld apps build) in front of the packaged app
     view_file: Path | None = None     # where to note the live view's address (the run's view.json)
     on_view: Callable[[str], None] | None = None  # told the live view's address once the desktop is up
 
@@ -109,6 +110,18 @@ class Trial:
         self._agent_done: float | None = None  # wall-clock time the agent stopped
         self.ctx = AgentContext(instruction=rt.instruction, mode=opts.mode, no_bash=opts.no_bash, tools=None, task=rt,
                                 max_steps=opts.max_steps or rt.task.max_steps)
+
+    @functools.cached_property
+    def app_build(self) -> str | None:
+        """Which build of the app ran: the source build's description, or the packaged version."""
+        from mcpworld import build
+        from mcpworld.install import app_version
+
+        if self.opts.app_build:
+            info = build.find(self.opts.app_build)
+            return info.describe() if info else f"build folder {self.opts.app_build}"
+        version = app_version(self.rt.app)
+        return f"packaged {self.rt.app.install.package} {version}" if version else None
 
     def _fail(self, category: Failure, detail: str) -> None:
         if self.failure is None:
@@ -367,7 +380,8 @@ class Trial:
             detail = verdict.reason
         result = TrialResult(
             task=rt.key, template=rt.task.template, app=rt.app.id, mode=self.opts.mode, no_bash=self.opts.no_bash,
-            agent=self.agent.name, isolation=self.env.isolation if self.env else None, trial=self.trial_no, run_id=self.run_id, difficulty=rt.task.difficulty,
+            agent=self.agent.name, app_build=self.app_build, isolation=self.env.isolation if self.env else None,
+            trial=self.trial_no, run_id=self.run_id, difficulty=rt.task.difficulty,
             human_steps=rt.task.human_step_count, success=success, kscr=verdict.kscr, verdict=verdict,
             failure=failure, failure_detail=detail, forgeries=forgeries, setup_attempts=self.setup_attempt,
             steps=self.ctx.steps,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import typer
+from rich import progress
 from rich.table import Table
 
 from mcpworld import paths
@@ -73,6 +75,55 @@ def apps_snapshots(app_id: list[str] = typer.Option([], "--app", help="default: 
         err.print(f"{a.id}: {builder}")
         if subprocess.run([sys.executable, str(builder)], cwd=paths.ROOT).returncode != 0:
             fail(f"{a.id}: {builder} failed", 1)
+
+
+@app.command("build")
+def apps_build(app_id: list[str] = typer.Argument(None, help="apps (default: every app whose app.toml has a build table)"),
+               from_source: bool = typer.Option(False, "--from-source", help="build the app's Debian source package "
+                                                "(the only kind of build there is; say it)"),
+               package: str | None = typer.Option(None, help="a Debian source package that no app names, to try a build"),
+               debug: bool = typer.Option(True, "--debug/--no-debug", help="-O0 -g and symbol tables kept (the "
+                                          "default), or the package's own flags"),
+               jobs: int = typer.Option(os.cpu_count() or 1, min=1, help="parallel compile jobs")):
+    """Build apps from source with debug information into builds/<package>_<version>_<flags>/ (bin/, lib/,
+    share/), cached by source version and flags; `--app-build` runs a trial on it."""
+    from mcpworld import build as builds
+
+    if not from_source:
+        fail("say --from-source: a build is the app's Debian source package, built here")
+    if package:
+        targets = [(package, package)]
+    else:
+        chosen = [a for a in _apps(app_id or []) if a.build or app_id]
+        missing = [a.id for a in chosen if not a.build]
+        if missing:
+            fail(f"{', '.join(missing)}: no [build] table in app.toml (its Debian source package)")
+        targets = [(a.id, a.build.source) for a in chosen]
+        if not targets:
+            err.print("no app declares a source build (a build table in its app.toml)")
+            return
+    table = Table("build", "folder", "time", "size")
+    for name, source in targets:
+        with progress.Progress(progress.SpinnerColumn(), progress.TextColumn("{task.description}"),
+                               progress.TimeElapsedColumn(), console=err, transient=True) as bar:
+            task = bar.add_task(f"{name}: starting")
+            step = ["sources"]
+
+            def on_step(s: str, name=name, task=task, step=step) -> None:
+                step[0] = s
+                bar.update(task, description=f"{name}: {s}")
+
+            def on_line(line: str, name=name, task=task, step=step) -> None:
+                bar.update(task, description=f"{name}: {step[0]}: {line[-60:]}")
+
+            try:
+                folder, info, cached = builds.SourceBuild(source, builds.BuildOptions(debug=debug, jobs=jobs),
+                                                          on_step=on_step, on_line=on_line).run()
+            except MCPWorldError as e:
+                fail(f"{name}: {e}", 1)
+        table.add_row(info.describe(), str(folder), "cached" if cached else f"{info.seconds:.0f}s",
+                      f"{info.size_bytes / 1e6:.1f} MB")
+    console.print(table)
 
 
 @images.command("build")

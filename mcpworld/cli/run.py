@@ -33,8 +33,9 @@ def run(
     backend: str = typer.Option("local", help="local (Xvfb on this machine) or docker (one container per trial)"),
     desktop: str = typer.Option("xfce", help="docker: the desktop image, xfce or kde"),
     gpu: str = typer.Option("auto", help="docker: auto (what the host has), none (software GL) or nvidia"),
-    app_build: Optional[Path] = typer.Option(None, help="docker: a host folder with the app's own build (bin/, lib/), "
-                                                        "mounted read-only and put first on PATH"),
+    app_build: Optional[Path] = typer.Option(None, help="a build of the app (`mcpworld apps build APP --from-source`: "
+                                                        "builds/<id>/) put first on PATH and LD_LIBRARY_PATH; "
+                                                        "mounted read-only in containers"),
 ):
     """Run tasks with an agent and print SR and KSCR per task and overall."""
     from mcpworld.cli.progress import TrialProgress

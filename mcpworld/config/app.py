@@ -26,6 +26,12 @@ class Install(_Model):
                                 "version (part of what `mcpworld tasks verify` records a proof against)")
 
 
+class Build(_Model):
+    """How `mcpworld apps build APP --from-source` builds the app."""
+
+    source: str = Field(description="the Debian source package (apt-get source)")
+
+
 class Launch(_Model):
     command: list[str] = Field(min_length=1)
     env: dict[str, str] = {}
@@ -85,6 +91,7 @@ class AppConfig(_Model):
     id: str
     name: str
     install: Install = Install()
+    build: Build | None = Field(default=None, description="the app can be built from source (with debug symbols)")
     launch: Launch
     ready: Ready
     paths: dict[str, str] = Field(default_factory=dict, description="named user-data locations, e.g. base")

@@ -23,7 +23,7 @@ class EnvOptions:
 
     desktop: str = "xfce"            # docker: the desktop image
     gpu: str = "auto"                # docker: auto, none or nvidia
-    app_build: Path | None = None    # docker: a host folder with the app's build, mounted read-only
+    app_build: Path | None = None    # a build folder (mcpworld apps build) in front of the packaged app
     width: int = 1280
     height: int = 800
 

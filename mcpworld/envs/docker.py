@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcpworld import paths
+from mcpworld.build import build_env
 from mcpworld.envs import DOCKER, register_backend
 from mcpworld.envs.base import Environment
 from mcpworld.envs.container_process import ContainerProcess
@@ -240,8 +241,7 @@ class DockerEnvironment(X11Desktop, Environment):
                "XDG_RUNTIME_DIR": f"{PRIVATE}/xdg", "DBUS_SESSION_BUS_ADDRESS": f"unix:path={PRIVATE}/bus",
                "MCPWORLD_ENV": self.id}
         if self.app_build:
-            env["PATH"] = f"{APP_BUILD}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-            env["LD_LIBRARY_PATH"] = f"{APP_BUILD}/lib"
+            env.update(build_env(self.app_build, "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", APP_BUILD))
         return env
 
     # -- lifecycle ------------------------------------------------------------------

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import psutil
 
+from mcpworld.build import build_env
 from mcpworld.envs import LOCAL, register_backend
 from mcpworld.envs import users as accounts
 from mcpworld.envs.base import Environment, write_owned
@@ -66,9 +67,11 @@ def _require(binary: str) -> str:
 class LocalEnvironment(X11Desktop, Environment):
     @classmethod
     def for_app(cls, app, options) -> LocalEnvironment:
-        return cls(options.width, options.height)
+        return cls(options.width, options.height, app_build=options.app_build)
 
-    def __init__(self, width: int = 1280, height: int = 800, window_manager: bool = True):
+    def __init__(self, width: int = 1280, height: int = 800, window_manager: bool = True,
+                 app_build: Path | None = None):
+        self.app_build = Path(app_build).resolve() if app_build else None
         self.id = f"env-{uuid.uuid4().hex[:10]}"
         self.width, self.height = width, height
         self._wm = window_manager
@@ -119,6 +122,8 @@ class LocalEnvironment(X11Desktop, Environment):
 
     def base_env(self) -> dict[str, str]:
         keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
+        if self.app_build:
+            keep.update(build_env(self.app_build, keep.get("PATH", "/usr/bin:/bin")))
         return {**keep, "HOME": self.home, "DISPLAY": self._display or "", "USER": os.environ.get("USER", "root"),
                 "XAUTHORITY": str(self._xauthority),
                 "XDG_RUNTIME_DIR": str(self._private / "xdg-runtime"), "LANG": keep.get("LANG", "C.UTF-8"),

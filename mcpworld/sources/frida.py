@@ -74,6 +74,6 @@ class FridaSource(EventSource):
         if problems:
             raise SourceError("Frida hooks failed: " + "; ".join(
                 f"{e.name} {e.payload.get('script') or ''} {e.payload.get('description') or e.payload.get('function')}"
-                for e in problems))
+                + (f" ({e.payload['hint']})" if e.payload.get("hint") else "") for e in problems))
         if attached not in done:
             raise SourceError(f"the Frida bridge exited with code {self.proc.returncode} before attaching")

@@ -1,5 +1,7 @@
 // mcpworld hook prelude: loaded before every app/task hook script (Frida 17 API).
 //   mcpworld.exportOf('obs_scene_create', 'libobs.so.29')  -> NativePointer or null
+//   mcpworld.addressOf(name, module)   -> the export, else the symbol-table entry (internal functions of a
+//       source build), else null; hook() and fn() look names up this way
 //   mcpworld.hook('obs_scene_create', {onEnter(args) {...}}, 'libobs.so.29')
 //   mcpworld.cstr(ptr)                                       -> string or null, never throws
 //   mcpworld.emit('scene_created', {name: ...})               -> one milestone event
@@ -7,7 +9,8 @@
 //   mcpworld.json(text)                                       -> parsed JSON or null, never throws
 //   mcpworld.apiEntry('RequestHandler_symbol', 'plugin.so')  -> from then on every milestone says its
 //       channel: 'api' while a thread is inside that function (the app's API request handler), else 'gui'
-// A hook or function whose export is missing is reported as a hook_missing event (the trial stops).
+// A hook or function that is neither exported nor in a symbol table is reported as a hook_missing event
+// (the trial stops, and the event says a source build provides internal functions).
 'use strict';
 
 const mcpworld = {
@@ -23,19 +26,47 @@ const mcpworld = {
     }
   },
 
+  // An internal (non-exported) function, by its symbol in the module's symbol table: a source build
+  // (`mcpworld apps build APP --from-source`) keeps it; a packaged, stripped binary does not.
+  symbolOf(name, moduleName) {
+    try {
+      const m = moduleName ? Process.findModuleByName(moduleName) : null;
+      if (moduleName && m === null) return null;
+      if (m !== null) {
+        const found = m.enumerateSymbols().find(s => s.name === name && s.type === 'function' && !s.address.isNull());
+        return found ? found.address : null;
+      }
+      const addrs = DebugSymbol.findFunctionsNamed(name);
+      return addrs.length > 0 ? addrs[0] : null;
+    } catch (e) {
+      return null;
+    }
+  },
+
+  addressOf(name, moduleName) {
+    const exported = mcpworld.exportOf(name, moduleName);
+    return exported !== null ? exported : mcpworld.symbolOf(name, moduleName);
+  },
+
+  _missing(name, moduleName) {
+    mcpworld.emit('hook_missing', {function: name, module: moduleName || null,
+      hint: 'neither exported nor in a symbol table here; an internal function needs a source build ' +
+            '(mcpworld apps build APP --from-source, then --app-build)'});
+  },
+
   hook(name, callbacks, moduleName) {
-    const addr = mcpworld.exportOf(name, moduleName);
+    const addr = mcpworld.addressOf(name, moduleName);
     if (addr === null) {
-      mcpworld.emit('hook_missing', {function: name, module: moduleName || null});
+      mcpworld._missing(name, moduleName);
       return null;
     }
     return Interceptor.attach(addr, callbacks);
   },
 
   fn(name, ret, argTypes, moduleName) {
-    const addr = mcpworld.exportOf(name, moduleName);
+    const addr = mcpworld.addressOf(name, moduleName);
     if (addr === null) {
-      mcpworld.emit('hook_missing', {function: name, module: moduleName || null});
+      mcpworld._missing(name, moduleName);
       return null;
     }
     return new NativeFunction(addr, ret, argTypes);
