@@ -29,7 +29,20 @@ async def restore(app: AppConfig, task: Task, env: Environment, values: RunValue
     for d in app.dirs:
         await env.make_dir(values.expand(d))
     for rf in app.rendered_files:
-        await env.write_text(values.expand(rf.path), values.expand(rf.text))
+        text = values.expand(rf.text)
+        if rf.through:
+            text = await render_through([values.host_python().expand(a) for a in rf.through], text)
+        await env.write_text(values.expand(rf.path), text)
+
+
+async def render_through(argv: list[str], text: str) -> str:
+    proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE, cwd=str(paths.ROOT))
+    out, err = await asyncio.wait_for(proc.communicate(text.encode()), 60)
+    if proc.returncode != 0:
+        raise EnvironmentSetupError(f"{' '.join(argv)} exited {proc.returncode} rendering a file: "
+                                    f"{err.decode(errors='replace').strip()[-300:]}")
+    return out.decode()
 
 async def hand_over(app: AppConfig, env: Environment, values: RunValues) -> None:
     """Once every file is in place: HOME to the app's user, shared with the agent's; its private paths its alone."""

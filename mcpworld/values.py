@@ -16,7 +16,7 @@ from mcpworld import paths
 from mcpworld.config.templating import expand, expand_tree
 
 # the placeholders every run has, whatever its app
-ENV_PLACEHOLDERS = ("home", "env_dir", "root", "runtime", "python", "bindir", "app_host")
+ENV_PLACEHOLDERS = ("home", "env_dir", "root", "runtime", "python", "bindir", "app_host", "bind_host")
 
 
 def runtime_names(app) -> list[str]:
@@ -32,6 +32,7 @@ class RunValues:
     runtime: str            # the probe runtime package's folder on the host
     python: str             # the Python that runs mcpworld's parts in this place
     app_host: str           # where the host reaches the app's ports
+    bind_host: str = "127.0.0.1"  # the address the app's own servers listen on (loopback, or the container's)
     paths: dict[str, str] = field(default_factory=dict)    # the app's named paths ({base}, {config} ...)
     ports: dict[str, int] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict)
@@ -40,7 +41,7 @@ class RunValues:
     def draw(cls, app, env, free_port: Callable[[], int]) -> RunValues:
         """A new trial's values: the environment's places, fresh ports and secrets, the app's paths expanded."""
         base = cls(home=env.home, env_dir=env.env_dir, root=str(paths.ROOT), runtime=str(paths.RUNTIME_DIR),
-                   python=env.python, app_host=env.app_host, ports={name: free_port() for name in app.ports},
+                   python=env.python, app_host=env.app_host, bind_host=env.bind_host, ports={name: free_port() for name in app.ports},
                    secrets={name: secrets.token_urlsafe(18) for name in app.secrets})
         resolved: dict[str, str] = {}
         for name, template in app.paths.items():  # a path may use the ones before it
@@ -62,7 +63,8 @@ class RunValues:
 
     def placeholders(self) -> dict[str, str]:
         return {"home": self.home, "env_dir": self.env_dir, "root": self.root, "runtime": self.runtime,
-                "python": self.python, "bindir": self.bindir, "app_host": self.app_host, **self.paths,
+                "python": self.python, "bindir": self.bindir, "app_host": self.app_host, "bind_host": self.bind_host,
+                **self.paths,
                 **{f"port_{k}": str(v) for k, v in self.ports.items()},
                 **{f"secret_{k}": v for k, v in self.secrets.items()}}
 

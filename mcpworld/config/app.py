@@ -66,6 +66,9 @@ class RenderedFile(_Model):
 
     path: str
     text: str
+    through: list[str] = Field(default_factory=list, description="a program (argv, expanded, run on the host) "
+                               "that gets the expanded text on stdin and prints the file's content: for what a "
+                               "template cannot say, e.g. a password the app keeps only as a salted hash")
 
 
 class BenchCall(_Model):
