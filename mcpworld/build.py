@@ -91,6 +91,14 @@ def find(folder: Path) -> BuildInfo | None:
     return BuildInfo.model_validate_json(f.read_text()) if f.is_file() else None
 
 
+def newest(source: str) -> Path | None:
+    """The newest finished debug build of a Debian source package in builds/, or None."""
+    root = builds_dir()
+    found = [(info.built, f) for f in (root.iterdir() if root.is_dir() else [])
+             if f.is_dir() and (info := find(f)) is not None and info.package == source and info.debug]
+    return max(found)[1] if found else None
+
+
 def deb_src_sources(apt: Path = APT_SOURCES) -> str:
     """The machine's own apt sources, each also as deb-src, in deb822 form (one-line entries converted)."""
     stanzas = []

@@ -8,6 +8,7 @@ come, and every event already recorded stays in events.jsonl.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import shutil
@@ -29,7 +30,7 @@ from mcpworld import sources as event_sources
 from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL, EnvOptions, make_environment
-from mcpworld.errors import AppExitedEarly, MCPWorldError
+from mcpworld.errors import AppExitedEarly, EnvironmentSetupError, MCPWorldError
 from mcpworld.launch import Readiness, hand_over, launch, restore, tool_providers
 from mcpworld.results import Failure, Timings, TrialResult
 from mcpworld.rundir import TrialDir
@@ -111,6 +112,19 @@ class Trial:
         self.ctx = AgentContext(instruction=rt.instruction, mode=opts.mode, no_bash=opts.no_bash, tools=None, task=rt,
                                 max_steps=opts.max_steps or rt.task.max_steps)
 
+    def _build_folder(self) -> Path | None:
+        """--app-build, or for a task whose hooks need internal functions, the newest source build."""
+        from mcpworld import build
+
+        app, task = self.rt.app, self.rt.task
+        if self.opts.app_build is not None or task.app_build != "source":
+            return self.opts.app_build
+        found = build.newest(app.build.source) if app.build else None
+        if found is None:
+            raise EnvironmentSetupError(f"{self.rt.key} hooks {app.name}'s internal functions and needs its source "
+                                        f"build: run `mcpworld apps build {app.id} --from-source` (or give --app-build)")
+        return found
+
     @functools.cached_property
     def app_build(self) -> str | None:
         """Which build of the app ran: the source build's description, or the packaged version."""
@@ -171,6 +185,7 @@ class Trial:
         return result
 
     async def _run(self) -> None:
+        self.opts = dataclasses.replace(self.opts, app_build=self._build_folder())
         self.env = make_environment(self.opts.backend, self.rt.app, self.opts.env_options())
         await self.evaluator.start(self.env.evaluator_host)
         with self._timed("open_s"):

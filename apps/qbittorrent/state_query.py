@@ -21,7 +21,8 @@ def query(ctx) -> dict:
     c = client(ctx.values, ctx.timeout)
     try:
         prefs = c.app_preferences()
-        torrents = [{"name": t.name, "hash": t.hash, "state": t.state, "paused": t.state in PAUSED,
+        # not the state itself: it moves on its own (checking, stalled, seeding); paused or not is the agent's
+        torrents = [{"name": t.name, "hash": t.hash, "paused": t.state in PAUSED,
                      "up_limit": max(t.up_limit, 0), "dl_limit": max(t.dl_limit, 0),
                      "tags": sorted(x.strip() for x in t.tags.split(",") if x.strip()), "save_path": t.save_path}
                     for t in sorted(c.torrents_info(), key=lambda t: t.name)]

@@ -101,7 +101,11 @@ class Task(_Model):
     notes: str = Field(default="", description="where and why the task departs from its template")
     context_data: list[CopySpec] = Field(default_factory=list)
     file_milestones: list[FileMilestone] = Field(default_factory=list)
-    frida_scripts: list[str] = Field(default_factory=list, description="the task's own hook scripts, in its folder")
+    frida_scripts: list[str] = Field(default_factory=list, description="the task's own hook scripts, in its folder "
+                                     "(or, starting with hooks/, under the content root)")
+    app_build: Literal["any", "source"] = Field(default="any", description="'source': its hooks need the app's "
+                                                "source build (internal functions); a trial without --app-build "
+                                                "takes the newest one in builds/")
     key_steps: list[KeyStep] = Field(min_length=1)
     success: Success = Success()
     state_query: bool = True

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from pathlib import Path
 
 from pydantic import Field
 
@@ -20,6 +21,12 @@ from mcpworld.sources.base import EventSource, SourceConfig, SourceError
 from probe_runtime.client import CONFIG_ENV
 
 FAILURES = (ev.HOOK_ERROR, ev.HOOK_MISSING)
+SHARED = "hooks/"  # a task's script named from the content root: the app's hooks folder, shared by tasks
+
+
+def task_script(task_folder: Path, script: str) -> Path:
+    """A task's hook script: in its folder, or under the content root when it starts with hooks/."""
+    return paths.ROOT / script if script.startswith(SHARED) else task_folder / script
 
 
 class FridaConfig(SourceConfig):
@@ -42,8 +49,8 @@ class FridaSource(EventSource):
         for i, script in enumerate(task.frida_scripts):
             if config is None:
                 errors.append(ConfigError(file, f"frida_scripts[{i}]", f"app '{app.id}' has no [sources.frida] to load it"))
-            elif not (file.parent / script).is_file():
-                errors.append(ConfigError(file, f"frida_scripts[{i}]", f"no file {file.parent / script}"))
+            elif not task_script(file.parent, script).is_file():
+                errors.append(ConfigError(file, f"frida_scripts[{i}]", f"no file {task_script(file.parent, script)}"))
         return errors
 
     async def launched(self, app_proc) -> None:
@@ -52,7 +59,8 @@ class FridaSource(EventSource):
         ctx, env = self.ctx, self.ctx.env
         config = await env.write_private("frida-run.json", json.dumps(ctx.run_config(Source.FRIDA)), privileged=True)
         scripts = [env.repo_path(ctx.app.repo_file(s)) for s in self.config.scripts]
-        scripts += [await env.provide(ctx.task_folder / s) for s in ctx.task.frida_scripts]
+        scripts += [env.repo_path(task_script(ctx.task_folder, s)) if s.startswith(SHARED) else
+                    await env.provide(task_script(ctx.task_folder, s)) for s in ctx.task.frida_scripts]
         argv = [env.python, "-m", "probe_runtime.frida_bridge", "--pid", str(app_proc.pid), "--attach-on-stdin"]
         for script in scripts:
             argv += ["--script", script]

@@ -1,0 +1,3 @@
+from mcp_servers.qbittorrent.server import main
+
+main()
