@@ -35,8 +35,12 @@ const getter = name => {
   return self => f(self);
 };
 
-// the WebUI's request handler: every milestone inside a request says channel 'api', others 'gui'
-mcpworld.apiEntry('_ZN14WebApplication16doProcessRequestEv', M);
+// the WebUI's request handler: every milestone inside a request says channel 'api', others 'gui'.
+// processRequest, not doProcessRequest: the latter throws HTTPError (403 before the login, ...), and a C++
+// exception unwinding through a hook's onLeave (a replaced return address) aborts qBittorrent; processRequest
+// catches them. Its thunk (_ZThn32_, the IRequestHandler base) is hooked too.
+mcpworld.apiEntry('_ZN14WebApplication14processRequestERKN4Http7RequestERKNS0_11EnvironmentE', M);
+mcpworld.apiEntry('_ZThn32_N14WebApplication14processRequestERKN4Http7RequestERKNS0_11EnvironmentE', M);
 
 mcpworld.hook('_ZN10BitTorrent11SessionImpl19handleTorrentPausedEPNS_11TorrentImplE', {
   onEnter(args) { mcpworld.emit('torrent_paused', {name: nameOf(args[1])}); },

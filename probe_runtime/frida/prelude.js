@@ -8,7 +8,9 @@
 //   mcpworld.fn('obs_source_get_name', 'pointer', ['pointer'], 'libobs.so.29')  -> callable NativeFunction
 //   mcpworld.json(text)                                       -> parsed JSON or null, never throws
 //   mcpworld.apiEntry('RequestHandler_symbol', 'plugin.so')  -> from then on every milestone says its
-//       channel: 'api' while a thread is inside that function (the app's API request handler), else 'gui'
+//       channel: 'api' while a thread is inside that function (the app's API request handler), else 'gui'.
+//       Pick one that lets no C++ exception out: onLeave replaces the return address, and an exception
+//       unwinding through it aborts the app (the same holds for any hook with onLeave)
 // A hook or function that is neither exported nor in a symbol table is reported as a hook_missing event
 // (the trial stops, and the event says a source build provides internal functions).
 'use strict';
