@@ -16,7 +16,7 @@ from mcpworld.verify import SAMPLE_SEED
 
 TASKS = load_tasks()
 READY = sorted(key for key, rt in TASKS.items() if rt.task.status == "ready")
-GUI_SAMPLES = ["anki/161", "anki/147", "obs/78"]
+GUI_SAMPLES = ["anki/161", "anki/147", "obs/78", "qbittorrent/172"]
 PER_APP = 2
 
 
