@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -33,7 +32,6 @@ from mcpworld import paths
 from mcpworld.errors import MCPWorldError
 
 TOOLS = ["dpkg-dev", "build-essential", "fakeroot"]  # what fetching and building a Debian source needs
-STEPS = ("sources", "fetch", "build-deps", "build", "install")
 APT_SOURCES = Path("/etc/apt")
 
 
@@ -68,9 +66,14 @@ class BuildOptions:
     jobs: int = os.cpu_count() or 1
 
     @property
-    def deb_build_options(self) -> str:
+    def flags(self) -> str:
+        """DEB_BUILD_OPTIONS without the jobs count: what decides what is built."""
         # nocheck: the package's test suite proves Debian's build, not ours, and can double the time
-        return " ".join([*(["noopt", "nostrip"] if self.debug else []), "nocheck", f"parallel={self.jobs}"])
+        return " ".join([*(["noopt", "nostrip"] if self.debug else []), "nocheck"])
+
+    @property
+    def deb_build_options(self) -> str:
+        return f"{self.flags} parallel={self.jobs}"
 
 
 def builds_dir() -> Path:
@@ -80,8 +83,7 @@ def builds_dir() -> Path:
 
 def build_id(package: str, version: str, opts: BuildOptions) -> str:
     """package_version_flags: the jobs count does not change what is built, so it is not part of it."""
-    flags = opts.deb_build_options.rsplit(" parallel=", 1)[0]
-    digest = hashlib.sha256(flags.encode()).hexdigest()[:8]
+    digest = hashlib.sha256(opts.flags.encode()).hexdigest()[:8]
     return f"{package}_{re.sub(r'[^A-Za-z0-9.+~-]', '_', version)}_{'debug' if opts.debug else 'release'}-{digest}"
 
 
@@ -247,7 +249,7 @@ class SourceBuild:
         usr = stage / "usr"
         shutil.copytree(usr if usr.is_dir() else stage, tmp, symlinks=True)
         info = BuildInfo(id=bid, package=self.package, version=version, debug=self.opts.debug,
-                         flags=self.opts.deb_build_options.rsplit(" parallel=", 1)[0],
+                         flags=self.opts.flags,
                          debs=[d.name for d in debs], seconds=round(time.perf_counter() - t0, 1),
                          size_bytes=sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file() and not p.is_symlink()),
                          built=time.time())

@@ -44,6 +44,7 @@ async def render_through(argv: list[str], text: str) -> str:
                                     f"{err.decode(errors='replace').strip()[-300:]}")
     return out.decode()
 
+
 async def hand_over(app: AppConfig, env: Environment, values: RunValues) -> None:
     """Once every file is in place: HOME to the app's user, shared with the agent's; its private paths its alone."""
     await env.hand_over([values.expand(p) for p in app.private])

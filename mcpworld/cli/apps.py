@@ -107,18 +107,12 @@ def apps_build(app_id: list[str] = typer.Argument(None, help="apps (default: eve
         with progress.Progress(progress.SpinnerColumn(), progress.TextColumn("{task.description}"),
                                progress.TimeElapsedColumn(), console=err, transient=True) as bar:
             task = bar.add_task(f"{name}: starting")
-            step = ["sources"]
-
-            def on_step(s: str, name=name, task=task, step=step) -> None:
-                step[0] = s
-                bar.update(task, description=f"{name}: {s}")
-
-            def on_line(line: str, name=name, task=task, step=step) -> None:
-                bar.update(task, description=f"{name}: {step[0]}: {line[-60:]}")
-
+            builder = builds.SourceBuild(source, builds.BuildOptions(debug=debug, jobs=jobs))
+            builder.on_step = lambda s, name=name, task=task: bar.update(task, description=f"{name}: {s}")
+            builder.on_line = lambda line, name=name, task=task, b=builder: bar.update(
+                task, description=f"{name}: {b.step}: {line[-60:]}")
             try:
-                folder, info, cached = builds.SourceBuild(source, builds.BuildOptions(debug=debug, jobs=jobs),
-                                                          on_step=on_step, on_line=on_line).run()
+                folder, info, cached = builder.run()
             except MCPWorldError as e:
                 fail(f"{name}: {e}", 1)
         table.add_row(info.describe(), str(folder), "cached" if cached else f"{info.seconds:.0f}s",

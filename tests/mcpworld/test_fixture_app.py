@@ -116,6 +116,6 @@ def test_an_app_that_crashes_at_every_start_is_a_setup_error(tmp_path):
     r = mcpworld(root, "run", "--mode", "mcp", "--out", str(tmp_path / "run"))
     trial = next((tmp_path / "run" / "trials").iterdir())
     result = json.loads((trial / "result.json").read_text())
-    assert not result["success"] and result["failure"] == "setup_error" and result["setup_attempts"] == 2
+    assert not result["success"] and result["failure"] == "setup_error" and result["setup_attempts"] == 2, r.stderr
     assert sorted(p.name for p in (trial / "setup-attempts").iterdir()) == ["1"]
     assert len(list((tmp_path / "crashes").iterdir())) == 2  # two starts, no more
