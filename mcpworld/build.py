@@ -10,7 +10,9 @@ returns at once.
 
 Debug builds use DEB_BUILD_OPTIONS `noopt nostrip`: -O0 -g, symbol tables kept. -O0 rather than -Og
 because -Og still inlines small static and member functions, and an inlined function has no address to
-hook; the cost is a slower app, which the bench measures.
+hook; the cost is a slower app, which the bench measures. Some build systems append their own release
+flags after CFLAGS (qmake adds -O2 last, and the last -O wins), so debug builds also run the compilers
+through wrappers that put -O0 after everything else.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from mcpworld.errors import MCPWorldError
 
 TOOLS = ["dpkg-dev", "build-essential", "fakeroot"]  # what fetching and building a Debian source needs
 APT_SOURCES = Path("/etc/apt")
+LAST_FLAG = "-O0"  # what the debug build's compiler wrappers append
+COMPILERS = ["cc", "c++", "gcc", "g++"]  # and their target-prefixed names, when present
 
 
 class BuildError(MCPWorldError):
@@ -50,7 +54,7 @@ class BuildInfo(BaseModel):
     package: str
     version: str
     debug: bool
-    flags: str             # DEB_BUILD_OPTIONS
+    flags: str             # DEB_BUILD_OPTIONS, and the compiler wrappers' last flag (BuildOptions.recipe)
     debs: list[str]        # the binary packages laid out in the folder
     seconds: float
     size_bytes: int
@@ -72,6 +76,11 @@ class BuildOptions:
         return " ".join([*(["noopt", "nostrip"] if self.debug else []), "nocheck"])
 
     @property
+    def recipe(self) -> str:
+        """Everything that decides what is built: the flags, and the compiler wrappers when debug."""
+        return self.flags + (f" cc-last={LAST_FLAG}" if self.debug else "")
+
+    @property
     def deb_build_options(self) -> str:
         return f"{self.flags} parallel={self.jobs}"
 
@@ -83,7 +92,7 @@ def builds_dir() -> Path:
 
 def build_id(package: str, version: str, opts: BuildOptions) -> str:
     """package_version_flags: the jobs count does not change what is built, so it is not part of it."""
-    digest = hashlib.sha256(opts.flags.encode()).hexdigest()[:8]
+    digest = hashlib.sha256(opts.recipe.encode()).hexdigest()[:8]
     return f"{package}_{re.sub(r'[^A-Za-z0-9.+~-]', '_', version)}_{'debug' if opts.debug else 'release'}-{digest}"
 
 
@@ -99,6 +108,21 @@ def newest(source: str) -> Path | None:
     found = [(info.built, f) for f in (root.iterdir() if root.is_dir() else [])
              if f.is_dir() and (info := find(f)) is not None and info.package == source and info.debug]
     return max(found)[1] if found else None
+
+
+def compiler_wrappers(folder: Path) -> Path:
+    """A folder of wrappers, one per C/C++ compiler on PATH, each running the real one with LAST_FLAG
+    after its own arguments; put first on PATH, they win over flags a build system appends itself."""
+    folder.mkdir(parents=True, exist_ok=True)
+    prefixed = [Path(p).name for p in glob.glob("/usr/bin/*-linux-gnu-g[c+][c+]")]
+    for name in COMPILERS + prefixed:
+        real = shutil.which(name)
+        if real is None:
+            continue
+        w = folder / name
+        w.write_text(f'#!/bin/sh\nexec {real} "$@" {LAST_FLAG}\n')
+        w.chmod(0o755)
+    return folder
 
 
 def deb_src_sources(apt: Path = APT_SOURCES) -> str:
@@ -234,8 +258,10 @@ class SourceBuild:
         self._run(self._apt("build-dep", "-y", "-q", "--no-install-recommends", f"{self.package}={version}"))
 
         self._enter("build")
-        self._run(["dpkg-buildpackage", "-b", "-uc", "-us", f"-j{self.opts.jobs}"], cwd=tree,
-                  env={"DEB_BUILD_OPTIONS": self.opts.deb_build_options})
+        env = {"DEB_BUILD_OPTIONS": self.opts.deb_build_options}
+        if self.opts.debug:
+            env["PATH"] = f"{compiler_wrappers(work / 'cc')}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+        self._run(["dpkg-buildpackage", "-b", "-uc", "-us", f"-j{self.opts.jobs}"], cwd=tree, env=env)
 
         self._enter("install")
         debs = sorted(p for p in work.glob("*.deb") if not p.name.split("_")[0].endswith("-dbgsym"))
@@ -249,7 +275,7 @@ class SourceBuild:
         usr = stage / "usr"
         shutil.copytree(usr if usr.is_dir() else stage, tmp, symlinks=True)
         info = BuildInfo(id=bid, package=self.package, version=version, debug=self.opts.debug,
-                         flags=self.opts.flags,
+                         flags=self.opts.recipe,
                          debs=[d.name for d in debs], seconds=round(time.perf_counter() - t0, 1),
                          size_bytes=sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file() and not p.is_symlink()),
                          built=time.time())

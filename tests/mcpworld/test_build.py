@@ -7,6 +7,7 @@ in front of the packaged app."""
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -68,6 +69,10 @@ def test_a_source_build_has_debug_information_and_runs(hello_build):
     assert subprocess.run([binary], capture_output=True, text=True).stdout.strip() == "Hello, world!"
     sections = subprocess.run(["readelf", "-S", "-W", binary], capture_output=True, text=True).stdout
     assert ".symtab" in sections and ".debug_info" in sections
+    # every compile unit's last -O is -O0, whatever the build system appended (the compiler wrappers)
+    info_dump = subprocess.run(["readelf", "--debug-dump=info", binary], capture_output=True, text=True).stdout
+    producers = [line for line in info_dump.splitlines() if "DW_AT_producer" in line and "GNU C" in line]
+    assert producers and all(re.findall(r" -O(\w*)", p)[-1] == "0" for p in producers), producers[:3]
     symbols = subprocess.run(["readelf", "-s", "-W", binary], capture_output=True, text=True).stdout
     assert any(line.split()[-1] == "print_help" and "LOCAL" in line for line in symbols.splitlines() if line.split())
     assert (hello_build / "share").is_dir() and (hello_build / "build.log").is_file()

@@ -1,0 +1,162 @@
+"""mcpworld's Blender probe: started by Blender itself (`blender --python .../start.py`), it reports
+semantic milestones to the evaluator and serves the bridge the Blender MCP server calls.
+
+On every depsgraph update, on message-bus notices (object names, transforms, modes, shading), after each
+bridge call and on a 0.25 s poll (windows, views and edit-mode changes notify nothing), it re-reads the
+scene and diffs it against the last read (state.py): the differences are the events. Files loaded and
+saved come from Blender's own load/save handlers; `ui_ready` from the 3D view's first drawn frame. All of
+it runs on Blender's main thread (timers), never on the bridge's server thread. Outside mcpworld (no run
+config) it does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+import bpy
+
+START = time.monotonic()
+POLL = 0.25
+_client = None
+_last: dict | None = None
+_owner = object()  # the message-bus subscriptions' owner
+
+
+def _venv_site() -> None:
+    """The probe client needs `websockets` (>= 11), which Blender's Python may lack: take mcpworld's."""
+    python = os.environ.pop("MCPWORLD_PYTHON", "")
+    if python:
+        out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, timeout=30)
+        site = out.stdout.strip()
+        if site and site not in sys.path:
+            sys.path.append(site)
+
+
+def start() -> None:
+    global _client
+    _venv_site()
+    from . import probe_client
+
+    cfg = probe_client.read_config()
+    os.environ.pop(probe_client.CONFIG_ENV, None)
+    if cfg is None:
+        return
+    from . import bridge
+
+    _client = probe_client.ProbeClient.from_config(cfg)
+    bridge.serve(int(cfg["ports"]["bridge"]), cfg["secrets"]["bridge"], cfg.get("bind_host", "127.0.0.1"),
+                 on_refused=lambda peer: _emit("suspected_forgery", {"reason": "a bridge request without the run's secret",
+                                                                    "peer": peer}),
+                 flush=lambda: _client.flush(5.0))
+    bpy.app.timers.register(lambda: bridge.drain(_after_call), first_interval=0.0, persistent=True)
+    bpy.app.timers.register(_poll, first_interval=POLL, persistent=True)
+    bpy.app.handlers.depsgraph_update_post.append(_on_depsgraph)
+    bpy.app.handlers.load_post.append(_on_load)
+    bpy.app.handlers.save_post.append(_on_save)
+    _subscribe()
+    _first_frame[0] = bpy.types.SpaceView3D.draw_handler_add(_on_first_draw, (), "WINDOW", "POST_PIXEL")
+    _rescan("start")
+    _emit("probe_started", {"file": bpy.data.filepath, "objects": [o["name"] for o in (_last or {}).get("objects", [])]})
+
+
+def _emit(name: str, payload: dict) -> None:
+    if _client is not None:
+        from . import bridge
+        _client.emit(name, {**payload, "channel": "api" if bridge.in_call() else "gui"})
+
+
+def _error(where: str) -> None:
+    _emit("probe_error", {"where": where, "trace": traceback.format_exc()[-3000:]})
+
+
+def _rescan(trigger: str) -> None:
+    global _last
+    from . import state
+    try:
+        new = state.read()
+    except Exception:
+        return _error(f"read ({trigger})")
+    if _last is not None:
+        try:
+            for name, payload in state.diff(_last, new):
+                _emit(name, {**payload, "trigger": trigger})
+        except Exception:
+            _error(f"diff ({trigger})")
+    _last = new
+
+
+def _after_call(method: str) -> None:
+    _rescan(f"bridge:{method}")
+
+
+def _poll():
+    _rescan("poll")
+    return POLL
+
+
+_pending = [False]
+
+
+def _soon(trigger: str) -> None:
+    """A rescan once the notifying code has returned (handlers must not read half-updated data)."""
+    if not _pending[0]:
+        _pending[0] = True
+
+        def run():
+            _pending[0] = False
+            _rescan(trigger)
+        bpy.app.timers.register(run, first_interval=0.0)
+
+
+@bpy.app.handlers.persistent
+def _on_depsgraph(scene, depsgraph=None) -> None:
+    _soon("depsgraph")
+
+
+@bpy.app.handlers.persistent
+def _on_load(*_args) -> None:
+    global _last
+    try:
+        _last = None
+        _rescan("load")
+        _subscribe()  # a loaded file drops the message-bus subscriptions
+        _emit("file_loaded", {"path": bpy.data.filepath, "objects": [o["name"] for o in (_last or {}).get("objects", [])]})
+    except Exception:
+        _error("load_post")
+
+
+@bpy.app.handlers.persistent
+def _on_save(*_args) -> None:
+    try:
+        _emit("file_saved", {"path": bpy.data.filepath, "objects": [o.name for o in bpy.data.objects],
+                             "exists": os.path.isfile(bpy.data.filepath)})
+    except Exception:
+        _error("save_post")
+
+
+def _subscribe() -> None:
+    bpy.msgbus.clear_by_owner(_owner)
+    for key in [(bpy.types.Object, "name"), (bpy.types.Object, "location"), (bpy.types.Object, "rotation_euler"),
+                (bpy.types.Object, "scale"), (bpy.types.Object, "mode"), (bpy.types.View3DShading, "type"),
+                (bpy.types.Object, "modifiers"), (bpy.types.TextCurve, "body")]:
+        bpy.msgbus.subscribe_rna(key=key, owner=_owner, args=(), notify=lambda: _soon("msgbus"),
+                                 options={"PERSISTENT"})
+
+
+_first_frame = [None]
+
+
+def _on_first_draw() -> None:
+    # called while the 3D view draws; the frame is on screen once this drawing pass is over
+    if _first_frame[0] is not None:
+        bpy.types.SpaceView3D.draw_handler_remove(_first_frame[0], "WINDOW")
+        _first_frame[0] = None
+
+        def ready():
+            _emit("ui_ready", {"seconds": round(time.monotonic() - START, 2)})
+        bpy.app.timers.register(ready, first_interval=0.0)

@@ -1,0 +1,3 @@
+from mcp_servers.blender.server import main
+
+main()
