@@ -136,7 +136,8 @@ def read() -> dict:
     objects = [_object(o, local) for o in view_layer.objects]
     path = bpy.data.filepath
     return {"file": {"path": path, "on_disk": bool(path) and os.path.isfile(path)}, "unsaved": bpy.data.is_dirty,
-            "windows": len(wm.windows), "views": views,
+            # main windows: a file browser or the preferences open as temporary windows
+            "windows": sum(1 for w in wm.windows if not w.screen.is_temporary), "views": views,
             "mode": active.mode if active else "OBJECT", "active": active.name if active else None,
             "selected": sorted(o.name for o in view_layer.objects if o.select_get(view_layer=view_layer)),
             "objects": sorted(objects, key=lambda o: o["name"]),
@@ -207,7 +208,7 @@ def diff(old: dict, new: dict):
                                      "origin_at_surface_center": n.get("origin_at_surface_center", False)}
         elif moved or n["rotation"] != o["rotation"] or n["scale"] != o["scale"]:
             yield "transform_changed", {"name": n["name"], "type": n["type"], "location": n["location"],
-                                        "rotation": n["rotation"], "scale": n["scale"], "dimensions": n["dimensions"],
+                                        "rotation": n["rotation"], "scale": n["scale"],
                                         "old_location": o["location"], "old_rotation": o["rotation"], "old_scale": o["scale"]}
         for m in n["materials"]:
             if m not in o["materials"]:
@@ -238,6 +239,8 @@ def diff(old: dict, new: dict):
             yield "metaball_changed", {"object": n["name"], "elements": n["elements"]}
     for o in removed:
         yield "object_removed", _brief(o)
+    if removed and old["objects"] and not new["objects"]:
+        yield "scene_cleared", {"removed": sorted(o["name"] for o in old["objects"])}
     removed_meshes = [o["name"] for o in removed if o["type"] == "MESH"]
     for o, n in grown:
         if removed_meshes:
