@@ -8,21 +8,44 @@ Searches use Anki's own search syntax (e.g. `tag:quote`, `deck:Default`, `"front
 
 from __future__ import annotations
 
+import json
 import os
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from mcp_servers.bridge import Bridge
 from mcp_servers.hints import ACT, ADD, READ, REMOVE, SET
+
+
+class Bridge:
+    """The add-on's bridge inside the running Anki: one JSON request per call over HTTP."""
+
+    def __init__(self, url: str, token: str, timeout: float = 40.0):
+        self.url, self.token, self.timeout = url, token, timeout
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        body = json.dumps({"method": method, "params": {k: v for k, v in params.items() if v is not None}}).encode()
+        req = urllib.request.Request(self.url, data=body, headers={"Content-Type": "application/json",
+                                                                   "Authorization": f"Bearer {self.token}"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                reply = json.loads(resp.read())
+        except (urllib.error.URLError, OSError) as e:
+            raise ToolError(f"Anki is not reachable ({e}); is it running?") from None
+        if "error" in reply:
+            raise ToolError(reply["error"])
+        return reply.get("result")
 
 
 @asynccontextmanager
 async def lifespan(server: MCPServer) -> AsyncIterator[Bridge]:
-    yield Bridge(os.environ.get("ANKI_BRIDGE_URL", "http://127.0.0.1:8765"), os.environ.get("ANKI_BRIDGE_TOKEN", ""), "Anki")
+    yield Bridge(os.environ.get("ANKI_BRIDGE_URL", "http://127.0.0.1:8765"), os.environ.get("ANKI_BRIDGE_TOKEN", ""))
 
 
 mcp = MCPServer("anki", lifespan=lifespan,
