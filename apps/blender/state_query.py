@@ -4,17 +4,10 @@ A Blender that is gone has no scene to read: the query fails, and so does the ta
 
 from __future__ import annotations
 
-import json
-import urllib.request
+from mcp_servers.bridge import Bridge
 
 
 def query(ctx) -> dict:
-    body = json.dumps({"method": "state", "params": {}}).encode()
     url = f"http://{ctx.values.app_host}:{ctx.values.port('bridge')}"
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json",
-                                                          "Authorization": f"Bearer {ctx.values.secret('bridge')}"})
-    with urllib.request.urlopen(req, timeout=ctx.timeout) as resp:
-        reply = json.loads(resp.read())
-    if "error" in reply:
-        raise RuntimeError(f"bridge: {reply['error']}")
-    return {**reply["result"], "read_from": "bridge"}
+    state = Bridge(url, ctx.values.secret("bridge"), "Blender", timeout=ctx.timeout).call("state", {})
+    return {**state, "read_from": "bridge"}

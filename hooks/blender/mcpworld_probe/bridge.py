@@ -23,7 +23,6 @@ from . import state as blender_state
 
 TIMEOUT = 60.0
 _calls: queue.Queue = queue.Queue()
-_in_call = threading.local()
 _main_in_call = [False]
 
 

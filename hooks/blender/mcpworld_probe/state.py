@@ -14,6 +14,7 @@ import os
 
 import bmesh
 import bpy
+from mathutils import Vector
 
 COORDS_MAX = 64     # a mesh this small lists its vertices (tasks that move one name it)
 CENTER_MAX = 20000  # surface centres are computed up to this many faces
@@ -54,7 +55,7 @@ def _mesh(obj) -> dict:
         faces = [[co[i] for i in p.vertices] for p in me.polygons] if len(me.polygons) <= CENTER_MAX else None
         nfaces = len(me.polygons)
     mw = obj.matrix_world
-    world = [tuple(mw @ _v(c)) for c in co]
+    world = [tuple(mw @ Vector(c)) for c in co]
     out = {"vertices": len(co), "faces": nfaces,
            "digest": _digest(co), "world_digest": _digest(world, 3)}
     if len(co) <= COORDS_MAX:
@@ -62,11 +63,6 @@ def _mesh(obj) -> dict:
     if faces:
         out["surface_center"] = vec(_surface_center(mw, faces))
     return out
-
-
-def _v(c):
-    from mathutils import Vector
-    return Vector(c)
 
 
 def _digest(coords, places: int = 4) -> str:
@@ -78,7 +74,6 @@ def _digest(coords, places: int = 4) -> str:
 
 def _surface_center(mw, faces) -> tuple:
     """The area-weighted centre of the faces in world space (Blender's "Center of Mass (Surface)")."""
-    from mathutils import Vector
     total, acc = 0.0, Vector((0.0, 0.0, 0.0))
     for f in faces:
         pts = [mw @ Vector(p) for p in f]
@@ -221,8 +216,7 @@ def diff(old: dict, new: dict):
                 yield "modifier_added", {"object": n["name"], "modifier": m["name"], "modifier_type": m["type"]}
         for m in o["modifiers"]:
             if m["name"] not in new_mods:
-                applied = geometry_changed and n["mesh"]["vertices"] != o["mesh"]["vertices"] or geometry_changed
-                yield ("modifier_applied" if applied else "modifier_removed"), {
+                yield ("modifier_applied" if geometry_changed else "modifier_removed"), {
                     "object": n["name"], "modifier": m["name"], "modifier_type": m["type"],
                     "vertices": n.get("mesh", {}).get("vertices"), "old_vertices": o.get("mesh", {}).get("vertices")}
         if geometry_changed and n["mesh"]["vertices"] > o["mesh"]["vertices"]:
