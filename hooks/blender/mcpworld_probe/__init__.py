@@ -78,7 +78,7 @@ def _rescan(trigger: str) -> None:
     global _last
     from . import state
     try:
-        new = state.read()
+        new = state.read(flush_text=trigger != "depsgraph")
     except Exception:
         return _error(f"read ({trigger})")
     if _last is not None:

@@ -56,13 +56,24 @@ def _mesh(obj) -> dict:
         nfaces = len(me.polygons)
     mw = obj.matrix_world
     world = [tuple(mw @ Vector(c)) for c in co]
-    out = {"vertices": len(co), "faces": nfaces,
+    out = {"vertices": len(co), "faces": nfaces, "evaluated_vertices": _evaluated_vertices(obj, len(co)),
            "digest": _digest(co), "world_digest": _digest(world, 3)}
     if len(co) <= COORDS_MAX:
         out["coords"] = [vec(c) for c in co]
     if faces:
         out["surface_center"] = vec(_surface_center(mw, faces))
     return out
+
+
+def _evaluated_vertices(obj, own: int) -> int:
+    """Vertices after the modifier stack (what the view shows): the same whether a modifier is still in
+    the stack or was applied. The depsgraph has it already for drawing; reading the count is cheap."""
+    if not obj.modifiers:
+        return own
+    try:
+        return len(obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices)
+    except (RuntimeError, AttributeError, ReferenceError):
+        return own
 
 
 def _digest(coords, places: int = 4) -> str:
@@ -116,16 +127,29 @@ def _views(wm) -> tuple[list[dict], set[str]]:
             views.append({"window": wi, "shading": space.shading.type, "local_view": space.local_view is not None,
                           "view": named_view(rv3d.view_rotation), "perspective": rv3d.view_perspective})
             if space.local_view is not None:
+                # the local-view bits are set on the evaluated objects only (the originals always say False)
+                depsgraph = bpy.context.evaluated_depsgraph_get()
                 for obj in win.view_layer.objects:
-                    if obj.local_view_get(space):
+                    if obj.evaluated_get(depsgraph).local_view_get(space):
                         local.add(obj.name)
     return views, local
 
 
-def read() -> dict:
+def _flush_text_edits(view_layer) -> None:
+    """A text object's `body` follows edit-mode typing only when edit mode is left; loading the edit
+    buffer into it makes the typing readable now. It tags the object for a depsgraph update, so a read
+    that follows only that update must not flush again (it would loop)."""
+    for obj in view_layer.objects:
+        if obj.type == "FONT" and obj.mode == "EDIT":
+            obj.update_from_editmode()
+
+
+def read(flush_text: bool = True) -> dict:
     wm = bpy.data.window_managers[0]
     win = wm.windows[0] if wm.windows else None
     view_layer = win.view_layer if win else bpy.context.view_layer
+    if flush_text:
+        _flush_text_edits(view_layer)
     views, local = _views(wm)
     active = view_layer.objects.active
     objects = [_object(o, local) for o in view_layer.objects]
@@ -226,6 +250,8 @@ def diff(old: dict, new: dict):
                   "mode": n["mode"]}
             if "coords" in n["mesh"] and "coords" in o["mesh"] and len(n["mesh"]["coords"]) == len(o["mesh"]["coords"]):
                 ev["moved"] = [{"from": a, "to": b} for a, b in zip(o["mesh"]["coords"], n["mesh"]["coords"]) if a != b]
+            if "coords" in n["mesh"]:
+                ev["coords"] = n["mesh"]["coords"]  # where each vertex is now, however many reads it took
             yield "mesh_edited", ev
         if n.get("body") != o.get("body"):
             yield "text_changed", {"object": n["name"], "body": n.get("body"), "old_body": o.get("body"), "mode": n["mode"]}
