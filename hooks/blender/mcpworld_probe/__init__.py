@@ -53,7 +53,7 @@ def start() -> None:
                  on_refused=lambda peer: _emit("suspected_forgery", {"reason": "a bridge request without the run's secret",
                                                                     "peer": peer}),
                  flush=lambda: _client.flush(5.0))
-    bpy.app.timers.register(lambda: bridge.drain(_after_call), first_interval=0.0, persistent=True)
+    bpy.app.timers.register(lambda: bridge.drain(_before_call, _after_call), first_interval=0.0, persistent=True)
     bpy.app.timers.register(_poll, first_interval=POLL, persistent=True)
     bpy.app.handlers.depsgraph_update_post.append(_on_depsgraph)
     bpy.app.handlers.load_post.append(_on_load)
@@ -88,6 +88,10 @@ def _rescan(trigger: str) -> None:
         except Exception:
             _error(f"diff ({trigger})")
     _last = new
+
+
+def _before_call(method: str) -> None:
+    _rescan(f"before:{method}")
 
 
 def _after_call(method: str) -> None:

@@ -354,13 +354,19 @@ METHODS = {name[2:]: fn for name, fn in globals().items() if name.startswith("m_
 
 
 # -- plumbing ----------------------------------------------------------------------------------
-def drain(after_call) -> float:
-    """The main-thread timer: run queued calls; returns its next interval."""
+def drain(before_call, after_call) -> float:
+    """The main-thread timer: run queued calls; returns its next interval. `before_call` runs outside the
+    call, so what changed before it (by hand, while the main thread was too busy to poll) is not taken
+    for the call's doing."""
     while True:
         try:
             method, params, box, done = _calls.get_nowait()
         except queue.Empty:
             return 0.02
+        try:
+            before_call(method)
+        except Exception:
+            pass
         _main_in_call[0] = True
         try:
             box["result"] = METHODS[method](params)

@@ -54,7 +54,7 @@ def _mesh(obj) -> dict:
         co = [tuple(v.co) for v in me.vertices]
         faces = [[co[i] for i in p.vertices] for p in me.polygons] if len(me.polygons) <= CENTER_MAX else None
         nfaces = len(me.polygons)
-    mw = obj.matrix_world
+    mw = _world_matrix(obj)
     world = [tuple(mw @ Vector(c)) for c in co]
     out = {"vertices": len(co), "faces": nfaces, "evaluated_vertices": _evaluated_vertices(obj, len(co)),
            "digest": _digest(co), "world_digest": _digest(world, 3)}
@@ -63,6 +63,14 @@ def _mesh(obj) -> dict:
     if faces:
         out["surface_center"] = vec(_surface_center(mw, faces))
     return out
+
+
+def _world_matrix(obj):
+    """Object to world, from the object's own location, rotation and scale: `matrix_world` lags until the
+    depsgraph has run, so a read between a move and that update would see the geometry unmoved."""
+    if obj.parent is None:
+        return obj.matrix_basis.copy()
+    return obj.parent.matrix_world @ obj.matrix_parent_inverse @ obj.matrix_basis
 
 
 def _evaluated_vertices(obj, own: int) -> int:
@@ -107,7 +115,7 @@ def _object(obj, local_view: set[str]) -> dict:
         d["mesh"] = _mesh(obj)
         d["primitive"] = PRIMITIVES.get((d["mesh"]["vertices"], d["mesh"]["faces"]))
         d["origin_at_surface_center"] = ("surface_center" in d["mesh"] and
-                                         max(abs(a - b) for a, b in zip(d["mesh"]["surface_center"], vec(obj.matrix_world.translation))) < 1e-3)
+                                         max(abs(a - b) for a, b in zip(d["mesh"]["surface_center"], vec(_world_matrix(obj).translation))) < 1e-3)
     elif obj.type == "FONT":
         d["body"] = obj.data.body
     elif obj.type == "META":
