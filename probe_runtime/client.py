@@ -6,11 +6,16 @@
 - Events are buffered and numbered; a background thread sends them, drops them once
   acknowledged, and on a lost connection reconnects, authenticates again with the secret it
   holds, and resends every event the evaluator has not acknowledged (by sequence number).
+- `paused()` closes the connection and parks every thread the client runs (its sender, and the
+  websocket's reader and keepalive) until the block ends: for an app that runs code without Python's
+  lock held while an operator runs (Blender's `bpy.ops` release the GIL, and file loading touches Python
+  objects without it), no thread of ours may run Python meanwhile. Events emitted in the block wait.
 - Depends only on the standard library and `websockets` (its threaded sync client).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -50,6 +55,9 @@ class ProbeClient:
         self._closing = False
         self.connected = threading.Event()
         self.errors: list[str] = []
+        self._pause = False
+        self._gate = threading.Lock()  # held by the pausing thread; the sender waits on it, parked
+        self._parked = threading.Event()
         self._thread = threading.Thread(target=self._run, name="mcpworld-probe", daemon=True)
         self._thread.start()
 
@@ -82,10 +90,34 @@ class ProbeClient:
             self._cv.notify_all()
         self._thread.join(timeout)
 
+    @contextlib.contextmanager
+    def paused(self, timeout: float = 2.0):
+        """Park the client's threads (connection closed) for the block; yields whether they parked in time."""
+        self._gate.acquire()
+        with self._cv:
+            self._pause = True
+            self._cv.notify_all()
+        try:
+            parked = self._parked.wait(timeout)
+            if parked:
+                time.sleep(0.005)  # the sender's last steps from "parked" into the gate's wait
+            yield parked
+        finally:
+            self._pause = False
+            self._gate.release()
+
+    def _park(self) -> None:
+        self._parked.set()
+        with self._gate:
+            self._parked.clear()
+
     # -- sender thread ------------------------------------------------------------
     def _run(self) -> None:
         backoff = 0.05
         while not self._closing:
+            if self._pause:
+                self._park()
+                continue
             try:
                 with connect(self.url, open_timeout=5, close_timeout=1) as ws:
                     ws.send(json.dumps({"type": "hello", "token": self._token, "stream": self.stream,
@@ -97,6 +129,12 @@ class ProbeClient:
                     self.connected.set()
                     backoff = 0.05
                     self._pump(ws)
+                # paused or closing: the connection is closed; its reader and keepalive threads end first
+                self.connected.clear()
+                ws.wait_closed(2.0)
+                keepalive = getattr(ws, "keepalive_thread", None)
+                if keepalive is not None:
+                    keepalive.join(2.0)
             except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError, ConnectionError, ValueError) as e:
                 self.connected.clear()
                 self.errors.append(f"{type(e).__name__}: {e}")
@@ -110,7 +148,7 @@ class ProbeClient:
         sent = -1  # highest seq sent on this connection
         while True:
             with self._cv:
-                if self._closing and not self._pending:
+                if (self._closing and not self._pending) or self._pause:
                     return
                 batch = [e for e in self._pending if e["seq"] > sent]
                 if not batch:

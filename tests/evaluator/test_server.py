@@ -3,6 +3,7 @@
 import asyncio
 import json
 import os
+import time
 
 import pytest
 from websockets.asyncio.client import connect
@@ -96,6 +97,36 @@ async def test_reconnect_resends_unacknowledged_events_without_duplicates(evalua
     assert [x.seq for x in probe] == list(range(6))
     connects = [x for x in evaluator.log.events if x.name == ev.PROBE_CONNECTED]
     assert len(connects) >= 2  # authenticated again with the secret it holds
+    await asyncio.to_thread(client.close)
+
+
+async def test_paused_client_closes_its_connection_parks_its_threads_and_loses_nothing(evaluator):
+    """Blender runs file loads with Python's lock released: while paused, no thread of the client may run."""
+    import sys
+    import threading
+
+    client = ProbeClient(evaluator.url, evaluator.credential("probe"), "run1", "testapp", stream="s1")
+    client.emit("before", {})
+    assert await asyncio.to_thread(client.flush, 5.0)
+
+    def in_block():
+        with client.paused() as parked:
+            assert parked
+            client.emit("during", {})
+            time.sleep(0.3)  # nothing may be sent while paused
+            sender = sys._current_frames()[client._thread.ident]
+            extra = [t.name for t in threading.enumerate() if t not in (client._thread, threading.main_thread(),
+                                                                        threading.current_thread())]
+            return sender.f_code.co_name, extra, len(evaluator._server.connections)
+
+    where, extra, open_conns = await asyncio.to_thread(in_block)
+    assert where == "_park"  # waiting on the gate, outside Python
+    assert extra == [], extra  # the websocket's reader and keepalive threads have ended
+    assert open_conns == 0
+    assert [x.name for x in evaluator.log.events if x.source == "probe"] == ["before"]
+    assert await asyncio.to_thread(client.flush, 5.0)
+    probe = [x for x in evaluator.log.events if x.source == "probe"]
+    assert [x.name for x in probe] == ["before", "during"] and [x.seq for x in probe] == [0, 1]
     await asyncio.to_thread(client.close)
 
 

@@ -4,16 +4,21 @@ Requests arrive on a server thread and run on Blender's main thread (a timer dra
 `bpy.ops` in the context of the first window's 3D view, so they are undoable, show in the GUI and change
 the same data -- and so fire the same milestones -- as the same action by hand.
 POST / {"method": name, "params": {...}} with the run's secret -> {"result": ...} or {"error": "..."}.
+`bpy.ops` releases Python's lock while an operator runs, and loading a file then touches Python objects
+without it: a file is opened with every thread of ours parked (`_threads_parked`), else Blender can
+crash in the load (it did, in the container, about one open in two).
 There is deliberately no "run this Python" method: code in Blender's interpreter could reach the probe.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import os
 import queue
 import threading
+import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -24,6 +29,7 @@ from . import state as blender_state
 TIMEOUT = 60.0
 _calls: queue.Queue = queue.Queue()
 _main_in_call = [False]
+_park = {"asked": False, "gate": threading.Lock(), "parked": threading.Event(), "client": None}
 
 
 class BridgeError(Exception):
@@ -316,7 +322,7 @@ def m_open_file(p):
     path = _path(p)
     if not os.path.isfile(path):
         raise BridgeError(f"no file {path}")
-    with _ctx():
+    with _threads_parked(), _ctx():
         _ok(bpy.ops.wm.open_mainfile(filepath=path))
     return {"path": bpy.data.filepath}
 
@@ -354,6 +360,31 @@ METHODS = {name[2:]: fn for name, fn in globals().items() if name.startswith("m_
 
 
 # -- plumbing ----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _threads_parked():
+    """The bridge's server thread and the probe client's threads wait, outside Python, for the block.
+    (The handler thread of the call being run is already waiting for it.)"""
+    with _park["gate"]:
+        _park["asked"] = True
+        try:
+            with _park["client"]() as _:
+                if _park["parked"].wait(1.0):
+                    time.sleep(0.005)  # its last steps from "parked" into the gate's wait
+                yield
+        finally:
+            _park["asked"] = False
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def service_actions(self):  # between two polls of serve_forever
+        if _park["asked"]:
+            _park["parked"].set()
+            with _park["gate"]:
+                _park["parked"].clear()
+
+
 def drain(before_call, after_call) -> float:
     """The main-thread timer: run queued calls; returns its next interval. `before_call` runs outside the
     call, so what changed before it (by hand, while the main thread was too busy to poll) is not taken
@@ -383,7 +414,9 @@ def drain(before_call, after_call) -> float:
                 done.set()
 
 
-def serve(port: int, secret: str, host: str, on_refused, flush) -> ThreadingHTTPServer:
+def serve(port: int, secret: str, host: str, on_refused, flush, client_paused) -> ThreadingHTTPServer:
+    """`client_paused`: the probe client's context manager that parks its threads."""
+    _park["client"] = client_paused
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *a):
             pass
@@ -415,7 +448,7 @@ def serve(port: int, secret: str, host: str, on_refused, flush) -> ThreadingHTTP
             self.end_headers()
             self.wfile.write(data)
 
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, name="mcpworld-bridge", daemon=True).start()
+    server = _Server((host, port), Handler)
+    # a short poll, so a park request is seen within 50 ms
+    threading.Thread(target=server.serve_forever, args=(0.05,), name="mcpworld-bridge", daemon=True).start()
     return server
