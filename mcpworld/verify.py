@@ -52,7 +52,8 @@ class TaskRecord(BaseModel):
     def proven_in_container(self) -> bool:
         oracles = [p for k, p in self.docker.items() if k.startswith("oracle-")]
         nulls = [p for k, p in self.docker.items() if k.startswith("null-")]
-        return bool(oracles and nulls) and all(p.passed for p in oracles) and not any(p.passed for p in nulls)
+        return (bool(oracles and nulls) and all(p.passed for p in oracles)
+                and all(not p.passed and p.failure == Failure.EVALUATED_FAILED for p in nulls))
 
     def proven(self, modes: list[str], near_misses: list[str] = (), alternatives: list[str] = ()) -> bool:
         """Every declared mode's oracle passed, the null agent failed (on its verdict, not a crash), every near
@@ -271,6 +272,14 @@ def make_job_agent(agent: str):
 
 def expected_to_pass(agent: str) -> bool:
     return agent == "oracle" or agent.startswith(ALTERNATIVE)
+
+
+def proves(agent: str, success: bool, failure: str | None) -> bool:
+    """Whether a trial did its part of a proof: an oracle or alternative passed; the null agent failed on
+    its verdict; a near miss failed on its verdict. A trial that crashed or never started proves nothing."""
+    if expected_to_pass(agent):
+        return success
+    return not success and failure in ((Failure.EVALUATED_FAILED,) if agent == "null" else VERDICT_FAILURES)
 
 
 def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:

@@ -19,7 +19,8 @@ from mcpworld.install import app_version
 from mcpworld.envs import LOCAL
 from mcpworld.results import VERDICT_FAILURES
 from mcpworld.rundir import RunDir
-from mcpworld.verify import ci_plan, expected_to_pass, lacks_build, load_records, plan_seconds, run_job, stale
+from mcpworld.verify import (TaskRecord, TrialProof, ci_plan, expected_to_pass, lacks_build, load_records, plan_seconds,
+                             proves, run_job, stale)
 
 TASKS = load_tasks()
 READY = sorted(k for k, rt in TASKS.items() if rt.task.status == "ready")
@@ -49,6 +50,19 @@ def test_the_ci_plan_covers_every_task_with_a_null_and_an_oracle():
     assert {k for k, _, a in PLAN if a == "null"} == runnable
     assert {k for k, _, a in PLAN if a == "oracle"} >= runnable
     assert any(m == "gui" for _, m, a in PLAN if a == "oracle")
+
+
+def test_a_crashed_null_or_near_miss_proves_nothing():
+    """A null agent or near miss that failed because the app crashed (or never started) did not show the
+    checks reject the work: only a failure on the verdict counts, locally and in containers."""
+    assert proves("null", False, "evaluated_failed") and not proves("null", False, "setup_error")
+    assert proves("near_miss:x", False, "collateral") and not proves("near_miss:x", False, "app_crash")
+    assert not proves("null", True, None) and proves("oracle", True, None) and not proves("oracle", False, None)
+    ok, crashed = (TrialProof(passed=False, kscr=0.0, failure=f, seconds=1.0) for f in ("evaluated_failed", "setup_error"))
+    oracle = TrialProof(passed=True, kscr=1.0, seconds=1.0)
+    record = TaskRecord(hash="h", verified_at="t", docker={"oracle-mcp": oracle, "null-mcp": ok})
+    assert record.proven_in_container()
+    assert not record.model_copy(update={"docker": {"oracle-mcp": oracle, "null-mcp": crashed}}).proven_in_container()
 
 
 PARALLEL = int(os.environ.get("MCPWORLD_TEST_PARALLEL", "2"))  # environments side by side (the bench: 1.66x at 2)
