@@ -2,7 +2,7 @@
 was last verified (`mcpworld tasks verify --backend docker`, checked by tests/mcpworld/test_tasks.py); CI
 re-proves a sample with today's code: each app's bench task and two more chosen with a fixed seed, oracle
 and null, GUI samples whose reference solutions click the same coordinates as on the local desktop, and
-one task on the KDE image."""
+one task of each app on the KDE image."""
 
 import hashlib
 import warnings
@@ -17,7 +17,8 @@ from mcpworld.verify import SAMPLE_SEED, lacks_build
 TASKS = load_tasks()
 # a task hooking internal functions runs only where its app's source build is (left to its records otherwise)
 READY = sorted(key for key, rt in TASKS.items() if rt.task.status == "ready" and not lacks_build(rt))
-GUI_SAMPLES = ["anki/161", "anki/147", "obs/78", "qbittorrent/172"]
+GUI_SAMPLES = ["anki/161", "anki/147", "obs/78", "qbittorrent/172", "blender/185", "blender/183"]
+KDE_SAMPLES = ["anki/161", "obs/78", "qbittorrent/178", "blender/185"]  # one task of each app
 PER_APP = 2
 
 
@@ -74,7 +75,8 @@ async def test_gui_oracle_passes_in_a_container(key, tmp_path):
     assert set(result.tool_calls_by_kind) == {"gui"}
 
 
-async def test_a_task_on_the_kde_desktop(tmp_path):
-    result = await run("anki/161", "oracle", "mcp", tmp_path, desktop="kde")
+@pytest.mark.parametrize("key", KDE_SAMPLES)
+async def test_a_task_on_the_kde_desktop(key, tmp_path):
+    result = await run(key, "oracle", api_mode(key), tmp_path, desktop="kde")
     assert result.success and result.kscr == 1.0, describe(result)
     assert (tmp_path / "trial" / "final.png").exists()
