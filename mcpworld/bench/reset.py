@@ -15,7 +15,6 @@ import re
 import shutil
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 from gateway.modes import Mode
@@ -50,8 +49,10 @@ def _blank(raw: bytes) -> bool:
     pixels = len(raw) // 4
     step = 16  # a sample of the pixels is enough to tell a fill from a drawn screen
     raw = bytes(raw)
-    sample = Counter(raw[i:i + 3] for i in range(0, pixels * 4, 4 * step))
-    return sample.most_common(1)[0][1] > BLANK_SHARE * (pixels // step)
+    tally: dict[bytes, int] = {}
+    for i in range(0, pixels * 4, 4 * step):
+        tally[raw[i:i + 3]] = tally.get(raw[i:i + 3], 0) + 1
+    return max(tally.values(), default=0) > BLANK_SHARE * (pixels // step)
 
 
 async def _last_change(screen, started: float, until_still: float, timeout: float) -> float:
