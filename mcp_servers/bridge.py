@@ -32,3 +32,28 @@ class Bridge:
         if "error" in reply:
             raise ToolError(reply["error"])
         return reply.get("result")
+
+
+def bridged_server(name: str, app: str, url_env: str, token_env: str, instructions: str, timeout: float = 70.0):
+    """An MCP server whose tools are calls to an in-app bridge: the server, the `tool(annotations)` decorator
+    its tools use (structured results), and `call(ctx, method, **params)` for a tool's body. The bridge's
+    address and secret come from the environment the app's config gives the server."""
+    import os
+    from collections.abc import AsyncIterator
+    from contextlib import asynccontextmanager
+
+    from mcp.server.mcpserver import Context, MCPServer
+
+    @asynccontextmanager
+    async def lifespan(server: MCPServer) -> AsyncIterator[Bridge]:
+        yield Bridge(os.environ.get(url_env, ""), os.environ.get(token_env, ""), app, timeout=timeout)
+
+    mcp = MCPServer(name, lifespan=lifespan, instructions=instructions)
+
+    def tool(annotations):
+        return mcp.tool(annotations=annotations, structured_output=True)
+
+    def call(ctx: Context, method: str, **params: Any) -> Any:
+        return ctx.request_context.lifespan_context.call(method, params)
+
+    return mcp, tool, call

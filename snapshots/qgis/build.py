@@ -32,7 +32,8 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from osgeo import gdal, osr
 from qgis.core import (Qgis, QgsApplication, QgsCoordinateReferenceSystem, QgsFeature, QgsField, QgsFields, QgsGeometry,
                        QgsPointXY, QgsProject, QgsRasterLayer, QgsVectorFileWriter, QgsVectorLayer, QgsWkbTypes,
-                       QgsCoordinateTransformContext)
+                       QgsCoordinateTransformContext, QgsCoordinateTransform, QgsRectangle,
+                       QgsReferencedRectangle)
 from PyQt5.QtCore import QVariant
 from PyQt5.QtGui import QColor
 
@@ -117,11 +118,14 @@ raster(os.path.join(gis, "extra", "landcover.tif"), 60, 50, gdal.GDT_Byte,
 COLOURS = {"towns": "#d7301f", "roads": "#636363", "lakes": "#3182bd", "districts": "#c7e9c0"}
 
 
-def project(path, title, crs, layers):
+def project(path, title, crs, layers, view):
+    """`view`: the map extent QGIS opens the project at (xmin, ymin, xmax, ymax in EPSG:4326)."""
     prj = QgsProject.instance()
     prj.clear()
     prj.setTitle(title)
     prj.setCrs(QgsCoordinateReferenceSystem(crs))
+    extent = QgsCoordinateTransform(WGS84, prj.crs(), prj).transformBoundingBox(QgsRectangle(*view))
+    prj.viewSettings().setDefaultViewExtent(QgsReferencedRectangle(extent, prj.crs()))
     for layer in layers:
         assert layer.isValid(), layer.source()
         prj.addMapLayer(layer)
@@ -138,14 +142,15 @@ def vector(path, name):
 # addMapLayer puts each new layer on top: add bottom-up
 project(os.path.join(gis, "valley.qgz"), "Valley", "EPSG:4326",
         [QgsRasterLayer(os.path.join(gis, "elevation.tif"), "elevation")]
-        + [vector(gpkg, n) for n in ("districts", "lakes", "roads", "towns")])
+        + [vector(gpkg, n) for n in ("districts", "lakes", "roads", "towns")], view=(9.95, 44.95, 11.25, 46.05))
 
 harbour = os.path.join(gis, "harbour.gpkg")
 write(harbour, "piers", QgsWkbTypes.LineString, [("name", "str")], [
     (line([(10.50, 45.10), (10.52, 45.14)]), ("North Pier",)), (line([(10.56, 45.10), (10.57, 45.13)]), ("Ferry Pier",))])
 write(harbour, "buoys", QgsWkbTypes.Point, [("name", "str")], [
     (pt(10.53, 45.16), ("Red Buoy",)), (pt(10.58, 45.15), ("Green Buoy",))], append=True)
-project(os.path.join(gis, "harbour.qgz"), "Harbour", "EPSG:3857", [vector(harbour, "piers"), vector(harbour, "buoys")])
+project(os.path.join(gis, "harbour.qgz"), "Harbour", "EPSG:3857", [vector(harbour, "piers"), vector(harbour, "buoys")],
+        view=(10.48, 45.08, 10.60, 45.18))
 QgsProject.instance().clear()
 app.exitQgis()
 '''

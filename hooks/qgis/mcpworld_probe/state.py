@@ -86,8 +86,8 @@ def read(canvas=None) -> dict:
     root = project.layerTreeRoot()
     canvas_crs = canvas.mapSettings().destinationCrs() if canvas is not None else project.crs()
     layers = [_layer(node, canvas_crs, project) for node in root.findLayers() if node.layer() is not None]
-    state = {"project": {"file": project.fileName(), "title": project.title(), "crs": project.crs().authid(),
-                         "unsaved": project.isDirty()},
+    state = {"project": {"file": project.fileName(), "title": project.title(), "crs": project.crs().authid()},
+             "unsaved": project.isDirty(),
              "layers": layers, "order": [lyr["name"] for lyr in layers],
              "render_order": [lyr.name() for lyr in root.layerOrder()]}
     if canvas is not None:

@@ -1,0 +1,222 @@
+"""mcpworld's QGIS probe: started by QGIS itself (`qgis --code .../start.py`, once the main window and the
+project given on the command line are loaded), it reports semantic milestones to the evaluator and serves
+the bridge the QGIS MCP server calls.
+
+On QGIS's own notifications (the project's layers, CRS, layer tree and saves; each layer's renderer, style,
+opacity, CRS, name and custom properties, where layer notes live; the canvas's extent), after each bridge
+call and on a 0.5 s poll, it re-reads the project (state.py) and diffs it against the last read: the
+differences are the events. Project loads, new projects and saves come from QGIS's own signals, map exports
+from QGIS's map renderer tasks and the message QGIS shows when one has written its file; `ui_ready` from
+the canvas's first finished render. All of it runs on QGIS's main thread (Qt signals and timers), never on
+the bridge's server thread. Outside mcpworld (no run config) it does nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+
+START = time.monotonic()
+POLL_MS = 500
+_client = None
+_bridge = None
+_last: dict | None = None
+_watched: set[str] = set()  # layers whose signals are connected
+_keep: list = []  # Qt objects (timers, connections' targets) that must outlive start()
+
+
+def _venv_site() -> None:
+    """The probe client needs `websockets` (>= 11), which Debian's Python lacks: take mcpworld's."""
+    python = os.environ.pop("MCPWORLD_PYTHON", "")
+    if python:
+        out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, timeout=30)
+        site = out.stdout.strip()
+        if site and site not in sys.path:
+            sys.path.append(site)
+
+
+def start() -> None:
+    global _client, _bridge
+    _venv_site()
+    from . import probe_client
+
+    cfg = probe_client.read_config()
+    os.environ.pop(probe_client.CONFIG_ENV, None)
+    if cfg is None:
+        return
+    from qgis.core import QgsApplication, QgsProject
+    from qgis.PyQt.QtCore import QTimer
+    from qgis.utils import iface
+
+    from . import bridge
+    from .probe_bridge_server import BridgeServer
+
+    _client = probe_client.ProbeClient.from_config(cfg)
+    poster = _MainThreadPoster()
+    _keep.append(poster)
+    _bridge = BridgeServer(bridge.METHODS, cfg["secrets"]["bridge"], poster.post,
+                           on_refused=lambda peer: _emit("suspected_forgery", {
+                               "reason": "a bridge request without the run's secret", "peer": peer}),
+                           before_call=lambda method: _rescan(f"before:{method}"),
+                           after_call=lambda method: _rescan(f"bridge:{method}"),
+                           flush=lambda: _client.flush(5.0))
+    _bridge.serve(cfg.get("bind_host", "127.0.0.1"), int(cfg["ports"]["bridge"]))
+
+    project, canvas = QgsProject.instance(), iface.mapCanvas()
+    iface.mainWindow().showMaximized()
+    for signal in (project.layersAdded, project.layersRemoved, project.crsChanged, project.layerTreeRoot().layerOrderChanged,
+                   project.layerTreeRoot().customLayerOrderChanged, project.layerTreeRoot().visibilityChanged,
+                   project.layerTreeRoot().addedChildren, project.layerTreeRoot().removedChildren,
+                   project.metadataChanged, canvas.extentsChanged, canvas.destinationCrsChanged):
+        signal.connect(lambda *a: _soon("signal"))
+    project.layersAdded.connect(lambda layers: _watch_layers())
+    project.projectSaved.connect(_on_saved)
+    iface.projectRead.connect(lambda: _on_project("project_loaded"))
+    iface.newProjectCreated.connect(lambda: _on_project("project_created"))
+    QgsApplication.taskManager().taskAdded.connect(_on_task)
+    iface.messageBar().widgetAdded.connect(_on_message)
+    canvas.mapCanvasRefreshed.connect(_on_refreshed)
+    poll = QTimer()
+    poll.timeout.connect(lambda: _rescan("poll"))
+    poll.start(POLL_MS)
+    _keep.append(poll)
+    _watch_layers()
+    _rescan("start")
+    _emit("probe_started", {"file": project.fileName(), "layers": (_last or {}).get("order", [])})
+    canvas.refresh()  # a render to wait for, should the first one be over already
+
+
+class _MainThreadPoster:
+    """Posts a callable from any thread to QGIS's main thread (a queued Qt signal to an object living there)."""
+
+    def __init__(self):
+        from qgis.PyQt.QtCore import QObject, pyqtSignal
+
+        class Poster(QObject):
+            posted = pyqtSignal(object)
+
+        self._obj = Poster()
+        self._obj.posted.connect(lambda fn: fn())  # the object lives on the main thread: queued from elsewhere
+
+    def post(self, fn) -> None:
+        self._obj.posted.emit(fn)
+
+
+def _emit(name: str, payload: dict) -> None:
+    if _client is not None:
+        _client.emit(name, {**payload, "channel": "api" if _bridge is not None and _bridge.in_call() else "gui"})
+
+
+def _error(where: str) -> None:
+    _emit("probe_error", {"where": where, "trace": traceback.format_exc()[-3000:]})
+
+
+def _canvas():
+    from qgis.utils import iface
+    return iface.mapCanvas()
+
+
+def _rescan(trigger: str) -> None:
+    global _last
+    from . import state
+    try:
+        new = state.read(_canvas())
+    except Exception:
+        return _error(f"read ({trigger})")
+    if _last is not None:
+        try:
+            for name, payload in state.diff(_last, new):
+                _emit(name, {**payload, "trigger": trigger})
+        except Exception:
+            _error(f"diff ({trigger})")
+    _last = new
+
+
+_pending = [False]
+
+
+def _soon(trigger: str) -> None:
+    """A rescan once the notifying code has returned (a signal can come halfway through a change)."""
+    if not _pending[0]:
+        _pending[0] = True
+        from qgis.PyQt.QtCore import QTimer
+
+        def run():
+            _pending[0] = False
+            _rescan(trigger)
+        QTimer.singleShot(0, run)
+
+
+def _watch_layers() -> None:
+    from qgis.core import QgsProject
+    for layer in QgsProject.instance().mapLayers().values():
+        if layer.id() in _watched:
+            continue
+        _watched.add(layer.id())
+        signals = [layer.rendererChanged, layer.styleChanged, layer.opacityChanged, layer.crsChanged,
+                   layer.nameChanged, layer.customPropertyChanged]
+        for signal in signals:
+            signal.connect(lambda *a: _soon("layer"))
+        layer.willBeDeleted.connect(lambda lid=layer.id(): _watched.discard(lid))
+
+
+def _on_saved() -> None:
+    from qgis.core import QgsProject
+    try:
+        _rescan("saved")
+        path = QgsProject.instance().fileName()
+        _emit("project_saved", {"path": path, "exists": os.path.isfile(path),
+                                "layers": (_last or {}).get("order", []), "crs": QgsProject.instance().crs().authid()})
+    except Exception:
+        _error("projectSaved")
+
+
+def _on_project(event: str) -> None:
+    from qgis.core import QgsProject
+    try:
+        _watch_layers()
+        _rescan(event)
+        project = QgsProject.instance()
+        _emit(event, {"path": project.fileName(), "title": project.title(), "crs": project.crs().authid(),
+                      "layers": (_last or {}).get("order", [])})
+    except Exception:
+        _error(event)
+
+
+def _on_task(task_id: int) -> None:
+    from qgis.core import QgsApplication, QgsMapRendererTask
+    task = QgsApplication.taskManager().task(task_id)
+    if isinstance(task, QgsMapRendererTask):
+        description = task.description()
+        _emit("map_export_started", {"task": description})
+        task.taskCompleted.connect(lambda: _emit("map_export_finished", {"task": description}))
+        task.taskTerminated.connect(lambda: _emit("map_export_failed", {"task": description}))
+
+
+def _on_message(item) -> None:
+    """QGIS says where an export went in its message bar ("Successfully saved map to <a href=...>")."""
+    try:
+        text = f"{item.title()} {item.text()}"
+        m = re.search(r'saved map (?:image )?to <a href="([^"]+)"', text, re.I) or \
+            re.search(r"saved map (?:image )?to (\S+)", text, re.I)
+        if m:
+            from qgis.PyQt.QtCore import QUrl
+            url = QUrl(m.group(1))
+            path = url.toLocalFile() if url.isLocalFile() else m.group(1)
+            _emit("map_saved", {"path": path, "exists": os.path.isfile(path), "message": re.sub(r"<[^>]+>", "", text)})
+    except Exception:
+        _error("messageBar")
+
+
+_ready = [False]
+
+
+def _on_refreshed() -> None:
+    if not _ready[0]:
+        _ready[0] = True
+        _emit("ui_ready", {"seconds": round(time.monotonic() - START, 2)})

@@ -1,0 +1,3 @@
+from mcp_servers.qgis.server import main
+
+main()
