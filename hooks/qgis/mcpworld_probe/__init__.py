@@ -80,6 +80,7 @@ def start() -> None:
     iface.newProjectCreated.connect(lambda: _on_project("project_created"))
     QgsApplication.taskManager().taskAdded.connect(_on_task)
     iface.messageBar().widgetAdded.connect(_on_message)
+    canvas.renderStarting.connect(_on_render_starting)
     canvas.mapCanvasRefreshed.connect(_on_refreshed)
     poll = QTimer()
     poll.timeout.connect(lambda: _rescan("poll"))
@@ -88,7 +89,7 @@ def start() -> None:
     _watch_layers()
     _rescan("start")
     _emit("probe_started", {"file": project.fileName(), "layers": (_last or {}).get("order", [])})
-    canvas.refresh()  # a render to wait for, should the first one be over already
+    canvas.refresh()  # a render of the loaded project to wait for: one already under way may predate the load
 
 
 class _MainThreadPoster:
@@ -166,6 +167,11 @@ def _watch_layers() -> None:
 
 
 def _on_saved() -> None:
+    from qgis.PyQt.QtCore import QTimer
+    QTimer.singleShot(0, _saved)  # a .qgz is zipped after the signal: look once QGIS is done with it
+
+
+def _saved() -> None:
     from qgis.core import QgsProject
     try:
         _rescan("saved")
@@ -214,9 +220,14 @@ def _on_message(item) -> None:
 
 
 _ready = [False]
+_rendering = [False]  # a render began after start(): its end is the first frame of the loaded project
+
+
+def _on_render_starting() -> None:
+    _rendering[0] = True
 
 
 def _on_refreshed() -> None:
-    if not _ready[0]:
+    if _rendering[0] and not _ready[0]:
         _ready[0] = True
         _emit("ui_ready", {"seconds": round(time.monotonic() - START, 2)})

@@ -12,7 +12,7 @@ import os
 
 from qgis.core import (QgsApplication, QgsCoordinateReferenceSystem, QgsLayerNotesUtils, QgsMapRendererTask,
                        QgsProject, QgsRasterLayer, QgsVectorLayer)
-from qgis.PyQt.QtCore import QSize
+from qgis.PyQt.QtCore import QSize, QUrl
 from qgis.PyQt.QtGui import QColor
 from qgis.utils import iface
 
@@ -255,6 +255,10 @@ def m_export_map(p):
     QgsApplication.taskManager().addTask(task)
     if not task.waitForFinished(60000) or not os.path.isfile(path):
         raise BridgeError(f"QGIS did not write {path}")
+    # what QGIS's own export says when it is done (the probe reads where the map went from it)
+    url = QUrl.fromLocalFile(path).toString()
+    iface.messageBar().pushSuccess("Save as PDF" if fmt == "PDF" else "Save as image",
+                                   f'Successfully saved map to <a href="{url}">{path}</a>')
     return {"path": path, "format": fmt, "width": width, "height": height, "task": description}
 
 
