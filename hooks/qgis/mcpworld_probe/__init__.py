@@ -74,7 +74,7 @@ def start() -> None:
                    project.layerTreeRoot().addedChildren, project.layerTreeRoot().removedChildren,
                    project.metadataChanged, canvas.extentsChanged, canvas.destinationCrsChanged):
         signal.connect(lambda *a: _soon("signal"))
-    project.layersAdded.connect(lambda layers: _watch_layers())
+    project.layersAdded.connect(lambda layers: _guard(_watch_layers, "layersAdded"))
     project.projectSaved.connect(_on_saved)
     iface.projectRead.connect(lambda: _on_project("project_loaded"))
     iface.newProjectCreated.connect(lambda: _on_project("project_created"))
@@ -106,6 +106,14 @@ class _MainThreadPoster:
 
     def post(self, fn) -> None:
         self._obj.posted.emit(fn)
+
+
+def _guard(fn, where: str) -> None:
+    """Run a slot's work; an exception escaping a slot would open QGIS's modal Python error window."""
+    try:
+        fn()
+    except Exception:
+        _error(where)
 
 
 def _emit(name: str, payload: dict) -> None:
@@ -194,19 +202,47 @@ def _on_project(event: str) -> None:
         _error(event)
 
 
+RENDER_TASKS = ("Saving as image", "Saving as PDF")  # QgsMapRendererTask's own descriptions
+
+
+def _export_size() -> dict:
+    """The size a map export was asked for: from the bridge, or from QGIS's export dialog (its spin boxes),
+    which the GUI's task does not expose."""
+    from . import bridge
+    if bridge.pending_export:
+        return bridge.pending_export.copy()
+    from qgis.PyQt.QtWidgets import QApplication, QSpinBox
+    for widget in QApplication.topLevelWidgets():
+        if type(widget).__name__ == "QgsMapSaveDialog" or widget.metaObject().className() == "QgsMapSaveDialog":
+            boxes = {b.objectName(): b.value() for b in widget.findChildren(QSpinBox)}
+            if "mOutputWidthSpinBox" in boxes:
+                return {"width": boxes["mOutputWidthSpinBox"], "height": boxes.get("mOutputHeightSpinBox"),
+                        "dpi": boxes.get("mResolutionSpinBox")}
+    return {}
+
+
 def _on_task(task_id: int) -> None:
     from qgis.core import QgsApplication, QgsMapRendererTask
-    task = QgsApplication.taskManager().task(task_id)
-    if isinstance(task, QgsMapRendererTask):
-        description = task.description()
-        _emit("map_export_started", {"task": description})
-        task.taskCompleted.connect(lambda: _emit("map_export_finished", {"task": description}))
-        task.taskTerminated.connect(lambda: _emit("map_export_failed", {"task": description}))
-
-
-def _on_message(item) -> None:
-    """QGIS says where an export went in its message bar ("Successfully saved map to <a href=...>")."""
     try:
+        task = QgsApplication.taskManager().task(task_id)
+        # the GUI's task comes back as a plain QgsTask (no downcast): its description names it
+        if task is not None and (isinstance(task, QgsMapRendererTask) or task.description() in RENDER_TASKS):
+            info = {"task": task.description(), **_export_size()}
+            _emit("map_export_started", info)
+            task.taskCompleted.connect(lambda: _emit("map_export_finished", info))
+            task.taskTerminated.connect(lambda: _emit("map_export_failed", info))
+    except Exception:
+        _error("taskAdded")
+
+
+def _on_message(widget) -> None:
+    """QGIS says where an export went in its message bar ("Successfully saved map to <a href=...>"). The
+    signal hands over a plain QWidget: the bar's current item is the message itself."""
+    try:
+        from qgis.utils import iface
+        item = iface.messageBar().currentItem()
+        if item is None:
+            return
         text = f"{item.title()} {item.text()}"
         m = re.search(r'saved map (?:image )?to <a href="([^"]+)"', text, re.I) or \
             re.search(r"saved map (?:image )?to (\S+)", text, re.I)
@@ -228,6 +264,9 @@ def _on_render_starting() -> None:
 
 
 def _on_refreshed() -> None:
-    if _rendering[0] and not _ready[0]:
-        _ready[0] = True
-        _emit("ui_ready", {"seconds": round(time.monotonic() - START, 2)})
+    try:
+        if _rendering[0] and not _ready[0]:
+            _ready[0] = True
+            _emit("ui_ready", {"seconds": round(time.monotonic() - START, 2)})
+    except Exception:
+        _error("mapCanvasRefreshed")

@@ -19,6 +19,7 @@ from qgis.utils import iface
 from . import state as qgis_state
 from .probe_bridge_server import BridgeError
 
+pending_export: dict = {}  # the size of the bridge's export under way (the probe reports it with the task)
 UNIT_NAMES = {name.lower(): unit for unit, name in qgis_state.UNITS.items()}
 EXPORT_FORMATS = {"png": "PNG", "jpg": "JPG", "jpeg": "JPG", "tif": "TIF", "tiff": "TIF", "bmp": "BMP"}
 
@@ -252,8 +253,13 @@ def m_export_map(p):
     settings.setOutputSize(QSize(width, height))
     task = QgsMapRendererTask(settings, path, fmt)
     description = task.description()
-    QgsApplication.taskManager().addTask(task)
-    if not task.waitForFinished(60000) or not os.path.isfile(path):
+    pending_export.update(width=width, height=height, dpi=round(settings.outputDpi()))
+    try:
+        QgsApplication.taskManager().addTask(task)
+        finished = task.waitForFinished(60000)
+    finally:
+        pending_export.clear()
+    if not finished or not os.path.isfile(path):
         raise BridgeError(f"QGIS did not write {path}")
     # what QGIS's own export says when it is done (the probe reads where the map went from it)
     url = QUrl.fromLocalFile(path).toString()
