@@ -72,12 +72,16 @@ class AppRecords(BaseModel):
 
 
 # -- content hashes --------------------------------------------------------------------------
+DOCS = {"NOTES.md"}  # what an app or task folder says about itself: no proof depends on it
+
+
 def _hash_tree(h, root: Path, label: str) -> None:
     if root.is_file():
         h.update(f"{label}\0".encode())
         h.update(root.read_bytes())
         return
-    for f in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    for f in sorted(p for p in root.rglob("*")
+                    if p.is_file() and "__pycache__" not in p.parts and p.name not in DOCS):
         h.update(f"{label}/{f.relative_to(root)}\0".encode())
         h.update(f.read_bytes())
 
