@@ -57,6 +57,16 @@ class Screen:
             await asyncio.sleep(interval)
         return time.monotonic() - start
 
+    def is_flat(self, box: tuple[int, int, int, int]) -> bool:
+        """Whether the box (left, top, width, height; clipped to the screen) is one colour: a window not yet painted."""
+        left, top, width, height = box
+        left, top = max(0, left), max(0, top)
+        width, height = min(width, self.width - left), min(height, self.height - top)
+        if width <= 0 or height <= 0:
+            return False
+        shot = self._mss.grab({"left": left, "top": top, "width": width, "height": height})
+        return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX").getcolors(1) is not None
+
     def png(self, size: tuple[int, int] | None = None, compress_level: int = 1) -> bytes:
         shot = self.grab_raw()
         img = Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")

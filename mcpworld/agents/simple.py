@@ -50,7 +50,8 @@ class OracleAgent(Agent):
                 try:
                     pattern = ctx.values.expand(step.window)
                     await ctx.env.wait_focus(pattern, self.focus_timeout)
-                    await ctx.env.settle(pattern, quiet=0.3, timeout=5.0)  # a dialog paints after it takes the focus
+                    # a dialog paints after it takes the focus
+                    await ctx.env.settle(pattern, quiet=0.3, timeout=5.0, paint_timeout=self.focus_timeout)
                 except EnvironmentSetupError as e:
                     raise AgentError(f"oracle step {i}: {e}") from None
 

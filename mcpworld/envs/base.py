@@ -194,8 +194,9 @@ class Environment(abc.ABC):
         """Wait until a window whose name matches has the focus; its name."""
 
     @abc.abstractmethod
-    async def settle(self, name_regex: str, quiet: float, timeout: float) -> None:
-        """Wait until a window whose name matches has the focus, then until the screen is still."""
+    async def settle(self, name_regex: str, quiet: float, timeout: float, paint_timeout: float = 0.0) -> None:
+        """Wait until a window whose name matches has the focus, (up to paint_timeout) until the focused
+        window holds more than one colour, then until the screen is still."""
 
     @abc.abstractmethod
     def alive(self, proc: asyncio.subprocess.Process) -> bool:

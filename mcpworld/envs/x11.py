@@ -106,6 +106,18 @@ class XWindows:
         prop = self._root.get_full_property(self._active, X.AnyPropertyType)
         return int(prop.value[0]) if prop is not None and len(prop.value) and prop.value[0] else None
 
+    def geometry(self, wid: int) -> tuple[int, int, int, int] | None:
+        """The window's client area on the screen (left, top, width, height), without the frame."""
+        from Xlib.error import XError
+
+        try:
+            w = self._window(wid)
+            g = w.get_geometry()
+            at = w.translate_coords(self._root, 0, 0)
+            return -at.x, -at.y, g.width, g.height
+        except XError:
+            return None
+
     def has_input_focus(self, wid: int) -> bool:
         """Whether the X input focus is in this window (or a child). The window manager names the active
         window first and the app (WM_TAKE_FOCUS) takes the focus after, so keys sent in between go astray."""
@@ -180,7 +192,10 @@ class X11Desktop:
                                             f"(focused: {name!r})")
             await asyncio.sleep(0.05)
 
-    async def settle(self, name_regex: str, quiet: float, timeout: float) -> None:
+    async def settle(self, name_regex: str, quiet: float, timeout: float, paint_timeout: float = 0.0) -> None:
+        """Focus, then a still screen, within `timeout`; between them, with a paint_timeout, paint. A window
+        takes the focus as it maps, and some apps (Blender on software GL, under load) leave it one flat
+        colour for seconds before drawing: a still screen alone passes, and a click then lands on nothing."""
         from gateway.screen import Screen
 
         deadline = time.monotonic() + timeout
@@ -190,8 +205,24 @@ class X11Desktop:
             pass  # still wait for a still screen: some window managers never hand out the focus
         screen = Screen(self.display)
         try:
+            if paint_timeout:
+                await self._wait_painted(screen, re.compile(name_regex), paint_timeout)
+                deadline = max(deadline, time.monotonic() + 2.0)  # a first paint is seldom the last
             interval = 0.05
             await screen.settle(timeout=max(0.5, deadline - time.monotonic()), interval=interval,
                                 quiet=max(1, round(quiet / interval)))
         finally:
             screen.close()
+
+    async def _wait_painted(self, screen, pattern: re.Pattern, timeout: float) -> None:
+        """Until the window whose name matches (the active one first) holds more than one colour, or the timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with XWindows(self.display) as xw:
+                active = xw.active()
+                wins = ([active] if active else []) + [w for w in xw.visible_windows() if w != active]
+                win = next((w for w in wins if pattern.search(xw.name(w) or "")), None)
+                geom = xw.geometry(win) if win else None
+            if geom is None or not screen.is_flat(geom):
+                return
+            await asyncio.sleep(0.05)
