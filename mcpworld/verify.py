@@ -172,7 +172,9 @@ def fastest_mode(rt: ResolvedTask, record: TaskRecord | None) -> str:
 
 
 def changed_in_last_verification(app_ids: list[str]) -> set[str]:
-    """Tasks whose record the newest commit touching a record file changed (git; empty without history)."""
+    """Tasks whose GUI oracle proof the newest commit touching a record file changed (git; empty without
+    history). A record only rehashed (its task's content unchanged in substance) or only given container
+    proofs keeps its GUI proof, and is left to the sample."""
     changed: set[str] = set()
     for app_id in app_ids:
         rel = str(record_path(app_id).relative_to(paths.ROOT))
@@ -187,7 +189,7 @@ def changed_in_last_verification(app_ids: list[str]) -> set[str]:
             continue
         old = AppRecords.model_validate_json(before.stdout).tasks if before.returncode == 0 else {}
         new = load_records(app_id).tasks
-        changed |= {k for k, rec in new.items() if k not in old or old[k].hash != rec.hash}
+        changed |= {k for k, rec in new.items() if k not in old or old[k].oracle.get("gui") != rec.oracle.get("gui")}
     return changed
 
 
