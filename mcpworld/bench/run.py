@@ -57,8 +57,9 @@ def _cpu_model() -> str:
     return platform.processor()
 
 
-def bench_tasks(tasks: dict) -> dict:
-    """Each installed app's [bench] task: app id -> its resolved task (apps without a [bench] table are left out)."""
+def bench_tasks(tasks: dict, only: list[str] = ()) -> dict:
+    """Each installed app's [bench] task: app id -> its resolved task (apps without a [bench] table are left out;
+    with `only`, the apps named there, each of which must have one)."""
     from mcpworld.errors import ConfigError
     from mcpworld.install import is_installed
 
@@ -71,15 +72,21 @@ def bench_tasks(tasks: dict) -> dict:
         if key not in tasks:
             raise ConfigError(app.folder / "app.toml", "bench.task", f"no task {key}")
         out[app_id] = tasks[key]
+    if only:
+        missing = sorted(set(only) - set(out))
+        if missing:
+            raise ValueError(f"--app: no installed app with a bench table in its app.toml: {', '.join(missing)} "
+                             f"(benchmarked apps: {', '.join(sorted(out)) or 'none'})")
+        out = {a: rt for a, rt in out.items() if a in only}
     return out
 
 
-async def run(parts: list[str], sizes: Sizes, log=print) -> BenchResult:
+async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = ()) -> BenchResult:
     from mcpworld.bench import gateway, latency, parallel, reset, screen
     from mcpworld.config.load import load_tasks
 
     tasks = load_tasks()
-    chosen = bench_tasks(tasks)
+    chosen = bench_tasks(tasks, apps)
     started, t0 = time.time(), time.perf_counter()
     figures: list[Figure] = []
     errors: dict[str, str] = {}
@@ -108,5 +115,5 @@ async def run(parts: list[str], sizes: Sizes, log=print) -> BenchResult:
                        figures=figures, errors=errors)
 
 
-def run_sync(parts: list[str], size: str, log=print) -> BenchResult:
-    return asyncio.run(run(parts, SIZES[size], log))
+def run_sync(parts: list[str], size: str, log=print, apps: list[str] = ()) -> BenchResult:
+    return asyncio.run(run(parts, SIZES[size], log, apps))

@@ -20,10 +20,12 @@ def bench_run(part: list[str] = typer.Option([], "--part", help="reset, latency,
                                                                  "(repeatable; default: all)"),
               size: str = typer.Option("full", help="full (>= 1,000 events per source, 1-6 environments), quick "
                                                      "(a few minutes) or smoke (every figure once, for tests)"),
-              out: Path = typer.Option(Path("bench.json"), help="where the figures go (JSON)")):
+              out: Path = typer.Option(Path("bench.json"), help="where the figures go (JSON)"),
+              apps: list[str] = typer.Option([], "--app", help="only this app's figures (repeatable; default: "
+                                                               "every installed app with a bench table)")):
     """Reset, milestone latency, screenshots, gateway overhead and parallel environments, each figure
     (min/median/p95/p99) next to a baseline measured in the same run. What is timed for each app comes
-    from its app.toml's [bench] table."""
+    from the bench table of its app.toml."""
     from mcpworld.bench.run import PARTS, SIZES, run_sync
     from mcpworld.bench.show import print_result
 
@@ -33,7 +35,10 @@ def bench_run(part: list[str] = typer.Option([], "--part", help="reset, latency,
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         fail(f"unknown part(s) {', '.join(unknown)} (known: {', '.join(PARTS)})")
-    result = run_sync(parts, size, log=lambda m: err.print(m, highlight=False))
+    try:
+        result = run_sync(parts, size, log=lambda m: err.print(m, highlight=False), apps=apps)
+    except ValueError as e:
+        fail(str(e))
     out.write_text(result.model_dump_json(indent=2))
     print_result(result, console)
     for p, e in result.errors.items():

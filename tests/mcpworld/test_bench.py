@@ -53,3 +53,10 @@ def test_bench_produces_every_figure(tmp_path):
     md = subprocess.run([sys.executable, "-m", "mcpworld.cli", "bench", "show", str(out), "--markdown"], cwd=paths.ROOT,
                         capture_output=True, text=True, timeout=120)
     assert md.returncode == 0 and md.stdout.count("\n| [") == len(result["figures"])
+
+
+def test_bench_of_one_app_names_an_unknown_one():
+    r = subprocess.run([sys.executable, "-m", "mcpworld.cli", "bench", "run", "--size", "smoke", "--part", "reset",
+                        "--app", "no-such-app"], cwd=paths.ROOT, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode != 0 and "no-such-app" in r.stderr and "anki" in r.stderr, r.stderr
