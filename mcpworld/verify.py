@@ -26,6 +26,7 @@ from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult
 RECORD_FILE = "verified.json"
 RECORD_VERSION = 1
 GUI_SAMPLE = 6           # GUI oracles CI re-proves besides the changed ones
+CHANGED_CAP = 6          # changed GUI oracles CI re-proves per app (the rest join the sample's pool)
 SAMPLE_SEED = "mcpworld-ci-1"
 
 
@@ -171,25 +172,30 @@ def fastest_mode(rt: ResolvedTask, record: TaskRecord | None) -> str:
     return str(Mode.MCP) if Mode.MCP in rt.task.modes else modes[0]
 
 
-def changed_in_last_verification(app_ids: list[str]) -> set[str]:
-    """Tasks whose GUI oracle proof the newest commit touching a record file changed (git; empty without
-    history). A record only rehashed (its task's content unchanged in substance) or only given container
-    proofs keeps its GUI proof, and is left to the sample."""
+def changed_in_last_verification(app_ids: list[str], lookback: int = 20) -> set[str]:
+    """Tasks whose GUI oracle proof changed in the newest commit (of the last `lookback` touching an app's
+    record file) that changed any (git; empty without history). A commit that only rehashed records or
+    added container proofs changes no GUI proof and is looked past."""
     changed: set[str] = set()
     for app_id in app_ids:
         rel = str(record_path(app_id).relative_to(paths.ROOT))
+
+        def version(rev: str) -> dict | None:
+            out = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=paths.ROOT, capture_output=True, text=True,
+                                 timeout=30)
+            return AppRecords.model_validate_json(out.stdout).tasks if out.returncode == 0 else None
+
         try:
-            commit = subprocess.run(["git", "log", "-1", "--format=%H", "--", rel], cwd=paths.ROOT,
-                                    capture_output=True, text=True, timeout=30).stdout.strip()
-            if not commit:
-                continue
-            before = subprocess.run(["git", "show", f"{commit}^:{rel}"], cwd=paths.ROOT, capture_output=True,
-                                    text=True, timeout=30)
+            commits = subprocess.run(["git", "log", f"-{lookback}", "--format=%H", "--", rel], cwd=paths.ROOT,
+                                     capture_output=True, text=True, timeout=30).stdout.split()
+            for commit in commits:
+                new, old = version(commit) or {}, version(f"{commit}^") or {}
+                gui = {k for k, rec in new.items() if k not in old or old[k].oracle.get("gui") != rec.oracle.get("gui")}
+                if gui:
+                    changed |= gui
+                    break
         except (OSError, subprocess.TimeoutExpired):
             continue
-        old = AppRecords.model_validate_json(before.stdout).tasks if before.returncode == 0 else {}
-        new = load_records(app_id).tasks
-        changed |= {k for k, rec in new.items() if k not in old or old[k].oracle.get("gui") != rec.oracle.get("gui")}
     return changed
 
 
@@ -201,9 +207,10 @@ def lacks_build(rt: ResolvedTask) -> bool:
 
 
 def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tuple[str, str, str]]:
-    """(task, mode, agent) triples CI re-proves: every ready task's null agent, its fastest declared oracle
-    and its near misses and alternatives; every GUI oracle of a task re-verified in the newest record
-    change; and a fixed-seed sample of the remaining GUI oracles. Deterministic for a given set of records.
+    """(task, mode, agent) triples CI re-proves: every ready task's null agent, its fastest declared oracle,
+    its alternatives and one of its near misses (chosen with a fixed seed); the GUI oracles of tasks whose GUI proof changed in the app's
+    newest such record change (at most CHANGED_CAP per app, chosen with a fixed seed); and a fixed-seed
+    sample of the remaining GUI oracles. Deterministic for a given set of records.
     A task whose hooks need the app's source build is left to its records where no such build is here
     (CI cannot afford one: the build itself is proven on a small package, tests/mcpworld/test_build.py)."""
     ready = {k: rt for k, rt in tasks.items() if rt.task.status == "ready" and not lacks_build(rt)}
@@ -216,12 +223,21 @@ def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tu
         plan.append((key, fastest_mode(rt, record), "oracle"))
     chosen = {(k, m) for k, m, a in plan if a == "oracle"}
     gui = [(k, str(Mode.GUI)) for k, rt in ready.items() if Mode.GUI in rt.task.modes and (k, Mode.GUI) not in chosen]
-    changed = changed_in_last_verification(sorted(records))
-    plan += [(k, m, "oracle") for k, m in gui if k in changed]
-    rest = sorted((p for p in gui if p[0] not in changed),
-                  key=lambda p: hashlib.sha256(f"{SAMPLE_SEED}:{p[0]}".encode()).hexdigest())
+    seeded = sorted(gui, key=lambda p: hashlib.sha256(f"{SAMPLE_SEED}:{p[0]}".encode()).hexdigest())
+    changed, taken = changed_in_last_verification(sorted(records)), {}
+    for k, m in seeded:
+        app = ready[k].app.id
+        if k in changed and taken.get(app, 0) < CHANGED_CAP:
+            taken[app] = taken.get(app, 0) + 1
+            plan.append((k, m, "oracle"))
+    chosen_gui = {k for k, _, a in plan if a == "oracle"}
+    rest = [p for p in seeded if p[0] not in chosen_gui]
     plan += [(k, m, "oracle") for k, m in rest[:sample]]
-    plan += [(rt.key, m, a) for rt in ready.values() for _, m, a in solution_jobs(rt)]
+    for rt in ready.values():  # every alternative; one near miss per task, by the seed (records cover the rest)
+        jobs = solution_jobs(rt)
+        misses = sorted((j for j in jobs if j[2].startswith(NEAR_MISS)),
+                        key=lambda j: hashlib.sha256(f"{SAMPLE_SEED}:{rt.key}:{j[2]}".encode()).hexdigest())
+        plan += [(rt.key, m, a) for _, m, a in jobs if a.startswith(ALTERNATIVE) or (misses and a == misses[0][2])]
     return plan
 
 

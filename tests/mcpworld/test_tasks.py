@@ -50,6 +50,11 @@ def test_the_ci_plan_covers_every_task_with_a_null_and_an_oracle():
     assert {k for k, _, a in PLAN if a == "null"} == runnable
     assert {k for k, _, a in PLAN if a == "oracle"} >= runnable
     assert any(m == "gui" for _, m, a in PLAN if a == "oracle")
+    # one near miss of each task that has any, every alternative
+    misses = [k for k, _, a in PLAN if a.startswith("near_miss:")]
+    assert sorted(misses) == sorted(k for k in runnable if TASKS[k].task.near_misses)
+    assert {(k, a) for k, _, a in PLAN if a.startswith("alternative:")} == {
+        (k, f"alternative:{s.id}") for k in runnable for s in TASKS[k].task.alternatives}
 
 
 def test_a_crashed_null_or_near_miss_proves_nothing():
