@@ -1,0 +1,18 @@
+"""What FreeCAD runs at start (`freecad .../start.py`, once its main window is up). FreeCAD runs the file
+twice (imported under its own name, then as __main__): the probe package starts once per process."""
+import faulthandler
+import os
+import sys
+
+try:  # a crash leaves every thread's Python stack in the app's log (FreeCAD's own stderr has no file)
+    faulthandler.enable(file=sys.__stderr__, all_threads=True)
+except (AttributeError, ValueError, OSError):
+    pass
+
+_root = os.path.dirname(os.environ.get("MCPWORLD_PROBE_DIR", "").rstrip("/"))
+if _root and _root not in sys.path:
+    sys.path.insert(0, _root)
+
+import mcpworld_probe  # noqa: E402
+
+mcpworld_probe.start()

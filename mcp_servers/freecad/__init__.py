@@ -1,0 +1,1 @@
+"""FreeCAD MCP server: tools that call the bridge inside the running FreeCAD."""

@@ -1,0 +1,3 @@
+from mcp_servers.freecad.server import main
+
+main()
