@@ -50,8 +50,18 @@ def read_fcstd(path: str) -> dict:
     return {"exists": True, "objects": list(objects.values())}
 
 
+def read_on_host(ctx, path: str) -> dict:
+    """Read a document FreeCAD reports (a path inside its environment) from the host, and only inside the
+    environment's home: a path elsewhere would name a host file in a container run."""
+    host = Path(ctx.host_path(path)).resolve()
+    home = Path(ctx.values.home).resolve()
+    if not host.is_relative_to(home):
+        return {"exists": False, "error": "outside the home folder"}
+    return read_fcstd(str(host))
+
+
 def query(ctx) -> dict:
     url = f"http://{ctx.values.app_host}:{ctx.values.port('bridge')}"
     state = Bridge(url, ctx.values.secret("bridge"), "FreeCAD", timeout=ctx.timeout).call("state", {})
-    files = [{"path": d["file"], **read_fcstd(d["file"])} for d in state.get("documents", []) if d.get("file")]
+    files = [{"path": d["file"], **read_on_host(ctx, d["file"])} for d in state.get("documents", []) if d.get("file")]
     return {**state, "files": files, "read_from": "bridge"}

@@ -5,6 +5,7 @@ its API while it runs, from its files otherwise) and the result is recorded as o
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import Field
@@ -34,11 +35,13 @@ class QueryConfig(SourceConfig):
 
 @dataclass
 class QueryContext:
-    """What an app's state query gets: the run's values as the host sees them, and whether the app is up."""
+    """What an app's state query gets: the run's values as the host sees them, whether the app is up, and how
+    a path the app reports (inside its environment) maps to the host."""
 
     values: RunValues
     app_alive: bool
     timeout: float
+    host_path: Callable[[str], str] = lambda p: p
 
 
 @register
@@ -77,7 +80,7 @@ class StateQuerySource(EventSource):
         try:
             query = load_function(ctx.app.folder / config.module, "query", ctx.app.folder / "app.toml",
                                   "sources.state_query.module")
-            qctx = QueryContext(ctx.values.on_host(ctx.env.host_path), alive, config.timeout)
+            qctx = QueryContext(ctx.values.on_host(ctx.env.host_path), alive, config.timeout, ctx.env.host_path)
             payload = await asyncio.wait_for(asyncio.to_thread(query, qctx), config.timeout + 5)
         except Exception as e:
             detail = f"{type(e).__name__}: {e}"
