@@ -230,8 +230,12 @@ def set_preference(p: dict) -> dict:
         index = modes.index(value) if value in modes else value
         if not isinstance(index, int) or not 0 <= index < len(modes):
             raise BridgeError(f"user_edit_mode is one of {', '.join(modes)} (or its index)")
-        Gui.setUserEditMode(modes[index])
-        return {"name": name, "value": App.ParamGet(group).GetInt(key, 0), "mode": modes[index]}
+        # Edit > Edit mode's own command: it stores the mode (UserEditMode) and switches to it
+        Gui.runCommand("Std_UserEditMode", index)
+        stored = App.ParamGet(group).GetInt(key, 0)
+        if stored != index:
+            raise BridgeError(f"FreeCAD kept edit mode {modes[stored]} (asked for {modes[index]})")
+        return {"name": name, "value": stored, "mode": modes[index]}
     if name == "unit_schema":
         schemas = App.Units.listSchemas()
         if not isinstance(value, int) or not 0 <= value < len(schemas):
