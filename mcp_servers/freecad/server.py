@@ -21,7 +21,7 @@ mcp, tool, call = bridged_server(
     "freecad", "FreeCAD", "FREECAD_BRIDGE_URL", "FREECAD_BRIDGE_TOKEN",
     instructions="Tools for the running FreeCAD: documents (new, open, save, close), Part Design bodies and "
                  "their additive and subtractive primitives (box, cylinder, sphere, cone, ellipsoid, torus, "
-                 "prism, wedge), object properties and placements, workbenches and preferences (edit mode, "
+                 "prism, wedge), fillets and chamfers, object properties and placements, workbenches and preferences (edit mode, "
                  "unit schema, language). Lengths are millimetres, angles degrees. Documents and objects are "
                  "named by their internal name or their label.")
 
@@ -104,6 +104,18 @@ def add_primitive(ctx: Context, kind: Kind,
     subtractive primitive), and recompute."""
     return call(ctx, "add_primitive", kind=kind, properties=properties, operation=operation, placement=placement,
                 body=body, document=document)
+
+
+@tool(ADD)
+def add_dressup(ctx: Context, kind: Literal["Fillet", "Chamfer"],
+                size: Annotated[float, Field(description="the fillet's radius or the chamfer's size (mm)")],
+                edges: Annotated[Literal["all"] | list[str], Field(description=(
+                    "'all' (the panel's Use All Edges) or the tip's edges by name: ['Edge1', 'Edge5']"))] = "all",
+                body: Annotated[str | None, Field(description="default: the document's only body")] = None,
+                document: Document = None) -> dict[str, Any]:
+    """Round or bevel edges of a body's tip (Part Design > Apply a dress-up feature > Fillet / Chamfer),
+    and recompute."""
+    return call(ctx, "add_dressup", kind=kind, size=size, edges=edges, body=body, document=document)
 
 
 @tool(SET)

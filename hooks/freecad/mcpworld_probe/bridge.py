@@ -185,6 +185,37 @@ def add_primitive(p: dict) -> dict:
     return {"document": doc.Name, "body": body.Name, "object": feature.Name, **fc_state.read_object(feature)}
 
 
+def add_dressup(p: dict) -> dict:
+    """Part Design > Apply a dress-up feature > Fillet / Chamfer on the body's tip: on the named edges, or
+    on every edge (the panel's "Use All Edges")."""
+    kind = str(p.get("kind") or "").capitalize()
+    if kind not in ("Fillet", "Chamfer"):
+        raise BridgeError("kind must be Fillet or Chamfer")
+    size = p.get("size")
+    if not isinstance(size, (int, float)) or size <= 0:
+        raise BridgeError("size (the fillet's radius or the chamfer's size, mm) must be a positive number")
+    doc = _doc(p)
+    body = _body(doc, p.get("body"))
+    base = body.Tip
+    if base is None or base.Shape.isNull() or not base.Shape.Solids:
+        raise BridgeError("a dress-up feature needs a solid in the body")
+    edges = p.get("edges") or "all"
+    count = len(base.Shape.Edges)
+    if edges != "all":
+        bad = [e for e in edges if not (isinstance(e, str) and e.startswith("Edge") and e[4:].isdigit()
+                                        and 1 <= int(e[4:]) <= count)]
+        if bad or not edges:
+            raise BridgeError(f"edges is 'all' or a list of Edge1..Edge{count} of {base.Name} (bad: {bad})")
+    feature = body.newObject(f"PartDesign::{kind}", kind)
+    feature.Base = (base, ["Edge1"] if edges == "all" else list(edges))
+    feature.UseAllEdges = edges == "all"
+    setattr(feature, "Radius" if kind == "Fillet" else "Size", float(size))
+    doc.recompute()
+    if not feature.isValid():
+        raise BridgeError(f"FreeCAD could not compute {feature.Name}: {feature.getStatusString()}")
+    return {"document": doc.Name, "body": body.Name, "object": feature.Name, **fc_state.read_object(feature)}
+
+
 def set_properties(p: dict) -> dict:
     doc = _doc(p)
     obj = _obj(doc, str(p.get("name") or ""))
@@ -261,6 +292,7 @@ METHODS = {
     "get_object": get_object,
     "create_body": create_body,
     "add_primitive": add_primitive,
+    "add_dressup": add_dressup,
     "set_properties": set_properties,
     "delete_object": delete_object,
     "activate_workbench": activate_workbench,
