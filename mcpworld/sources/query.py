@@ -41,7 +41,7 @@ class QueryContext:
     values: RunValues
     app_alive: bool
     timeout: float
-    host_path: Callable[[str], str] = lambda p: p
+    host_path: Callable[[str], str]
 
 
 @register
