@@ -27,6 +27,7 @@ RECORD_FILE = "verified.json"
 RECORD_VERSION = 1
 GUI_SAMPLE = 6           # GUI oracles CI re-proves besides the changed ones
 CHANGED_CAP = 6          # changed GUI oracles CI re-proves per app (the rest join the sample's pool)
+NEAR_MISS_SAMPLE = 3     # unchanged tasks per app whose near miss CI re-proves (the records prove the rest)
 SAMPLE_SEED = "mcpworld-ci-1"
 
 
@@ -172,10 +173,18 @@ def fastest_mode(rt: ResolvedTask, record: TaskRecord | None) -> str:
     return str(Mode.MCP) if Mode.MCP in rt.task.modes else modes[0]
 
 
-def changed_in_last_verification(app_ids: list[str], lookback: int = 20) -> set[str]:
-    """Tasks whose GUI oracle proof changed in the newest commit (of the last `lookback` touching an app's
-    record file) that changed any (git; empty without history). A commit that only rehashed records or
-    added container proofs changes no GUI proof and is looked past."""
+def _proof_of(kind: str):
+    """What a record says of one kind of trial: the GUI oracle's proof, or the near misses' proofs."""
+    if kind == "gui":
+        return lambda rec: rec.oracle.get("gui")
+    return lambda rec: rec.near_misses
+
+
+def changed_in_last_verification(app_ids: list[str], lookback: int = 20, kind: str = "gui") -> set[str]:
+    """Tasks whose proofs of `kind` ("gui": the GUI oracle, "near_misses") changed in the newest commit (of
+    the last `lookback` touching an app's record file) that changed any (git; empty without history). A
+    commit that only rehashed records or added container proofs changes neither and is looked past."""
+    of = _proof_of(kind)
     changed: set[str] = set()
     for app_id in app_ids:
         rel = str(record_path(app_id).relative_to(paths.ROOT))
@@ -190,13 +199,17 @@ def changed_in_last_verification(app_ids: list[str], lookback: int = 20) -> set[
                                      capture_output=True, text=True, timeout=30).stdout.split()
             for commit in commits:
                 new, old = version(commit) or {}, version(f"{commit}^") or {}
-                gui = {k for k, rec in new.items() if k not in old or old[k].oracle.get("gui") != rec.oracle.get("gui")}
-                if gui:
-                    changed |= gui
+                these = {k for k, rec in new.items() if k not in old or of(old[k]) != of(rec)}
+                if these:
+                    changed |= these
                     break
         except (OSError, subprocess.TimeoutExpired):
             continue
     return changed
+
+
+def _seeded(keys, salt: str = "") -> list[str]:
+    return sorted(keys, key=lambda k: hashlib.sha256(f"{SAMPLE_SEED}:{k}{salt}".encode()).hexdigest())
 
 
 def lacks_build(rt: ResolvedTask) -> bool:
@@ -207,8 +220,9 @@ def lacks_build(rt: ResolvedTask) -> bool:
 
 
 def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tuple[str, str, str]]:
-    """(task, mode, agent) triples CI re-proves: every ready task's null agent, its fastest declared oracle,
-    its alternatives and one of its near misses (chosen with a fixed seed); the GUI oracles of tasks whose GUI proof changed in the app's
+    """(task, mode, agent) triples CI re-proves: every ready task's null agent, its fastest declared oracle
+    and its alternatives; one near miss (chosen with a fixed seed) of each task whose near misses changed
+    in the app's newest such record change, and of NEAR_MISS_SAMPLE other tasks per app; the GUI oracles of tasks whose GUI proof changed in the app's
     newest such record change (at most CHANGED_CAP per app, chosen with a fixed seed); and a fixed-seed
     sample of the remaining GUI oracles. Deterministic for a given set of records.
     A task whose hooks need the app's source build is left to its records where no such build is here
@@ -223,7 +237,7 @@ def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tu
         plan.append((key, fastest_mode(rt, record), "oracle"))
     chosen = {(k, m) for k, m, a in plan if a == "oracle"}
     gui = [(k, str(Mode.GUI)) for k, rt in ready.items() if Mode.GUI in rt.task.modes and (k, Mode.GUI) not in chosen]
-    seeded = sorted(gui, key=lambda p: hashlib.sha256(f"{SAMPLE_SEED}:{p[0]}".encode()).hexdigest())
+    seeded = [(k, str(Mode.GUI)) for k in _seeded(k for k, _ in gui)]
     changed, taken = changed_in_last_verification(sorted(records)), {}
     for k, m in seeded:
         app = ready[k].app.id
@@ -233,11 +247,21 @@ def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tu
     chosen_gui = {k for k, _, a in plan if a == "oracle"}
     rest = [p for p in seeded if p[0] not in chosen_gui]
     plan += [(k, m, "oracle") for k, m in rest[:sample]]
-    for rt in ready.values():  # every alternative; one near miss per task, by the seed (records cover the rest)
-        jobs = solution_jobs(rt)
-        misses = sorted((j for j in jobs if j[2].startswith(NEAR_MISS)),
-                        key=lambda j: hashlib.sha256(f"{SAMPLE_SEED}:{rt.key}:{j[2]}".encode()).hexdigest())
-        plan += [(rt.key, m, a) for _, m, a in jobs if a.startswith(ALTERNATIVE) or (misses and a == misses[0][2])]
+    plan += [(k, m, a) for k, rt in ready.items() for _, m, a in solution_jobs(rt) if a.startswith(ALTERNATIVE)]
+    return plan + near_miss_plan(ready, changed_in_last_verification(sorted(records), kind="near_misses"))
+
+
+def near_miss_plan(ready: dict[str, ResolvedTask], changed: set[str]) -> list[tuple[str, str, str]]:
+    """One near miss (by the seed) of every task in `changed` and of NEAR_MISS_SAMPLE other tasks per app."""
+    with_misses = [k for k, rt in ready.items() if rt.task.near_misses]
+    chosen = [k for k in with_misses if k in changed]
+    for app in sorted({ready[k].app.id for k in with_misses}):
+        chosen += _seeded(k for k in with_misses if ready[k].app.id == app and k not in changed)[:NEAR_MISS_SAMPLE]
+    plan = []
+    for key in chosen:
+        misses = {a: m for _, m, a in solution_jobs(ready[key]) if a.startswith(NEAR_MISS)}
+        first = _seeded(misses, f":{key}")[0]
+        plan.append((key, misses[first], first))
     return plan
 
 

@@ -1,7 +1,8 @@
 """Every ready task stays proven: its content has a passing `mcpworld tasks verify` record (every declared
 mode's oracle passed, the null agent failed), and CI re-proves part of it on every run with the code
 as it is now: every task's null agent, every task's fastest declared oracle, the GUI oracles of tasks
-re-verified in the newest record change, and a fixed-seed sample of the other GUI oracles
+re-verified in the newest record change, and a fixed-seed sample of the other GUI oracles; near misses
+of the tasks whose near misses changed last and of a fixed-seed sample of the others
 (mcpworld.verify.ci_plan). The oracles of the other modes are covered by the records alone.
 
 These are real trials: Xvfb, xfwm4, the real app with its probe or hooks, the real MCP server, the
@@ -19,7 +20,7 @@ from mcpworld.install import app_version
 from mcpworld.envs import LOCAL
 from mcpworld.results import VERDICT_FAILURES
 from mcpworld.rundir import RunDir
-from mcpworld.verify import (TaskRecord, TrialProof, ci_plan, expected_to_pass, lacks_build, load_records, plan_seconds,
+from mcpworld.verify import (NEAR_MISS_SAMPLE, TaskRecord, TrialProof, changed_in_last_verification, ci_plan, expected_to_pass, lacks_build, load_records, plan_seconds,
                              proves, run_job, stale)
 
 TASKS = load_tasks()
@@ -44,15 +45,21 @@ def test_every_ready_task_is_proven_at_its_current_content():
                           f"tasks/*/verified.json: {unproven}")
 
 
-def test_the_ci_plan_covers_every_task_with_a_null_and_an_oracle():
+def test_the_ci_plan_covers_every_task_with_a_null_and_an_oracle_and_samples_near_misses():
     """...but those that need a source build where there is none (their records prove them)."""
     runnable = {k for k in READY if not lacks_build(TASKS[k])}
     assert {k for k, _, a in PLAN if a == "null"} == runnable
     assert {k for k, _, a in PLAN if a == "oracle"} >= runnable
     assert any(m == "gui" for _, m, a in PLAN if a == "oracle")
-    # one near miss of each task that has any, every alternative
+    # one near miss of each task whose near misses changed last and of NEAR_MISS_SAMPLE others per app
     misses = [k for k, _, a in PLAN if a.startswith("near_miss:")]
-    assert sorted(misses) == sorted(k for k in runnable if TASKS[k].task.near_misses)
+    assert len(misses) == len(set(misses))
+    changed = changed_in_last_verification(sorted({TASKS[k].app.id for k in runnable}), kind="near_misses")
+    having = {k for k in runnable if TASKS[k].task.near_misses}
+    assert set(misses) >= changed & having
+    for app in {TASKS[k].app.id for k in having}:
+        others = {k for k in having - changed if TASKS[k].app.id == app}
+        assert len({k for k in misses if k in others}) == min(NEAR_MISS_SAMPLE, len(others)), app
     assert {(k, a) for k, _, a in PLAN if a.startswith("alternative:")} == {
         (k, f"alternative:{s.id}") for k in runnable for s in TASKS[k].task.alternatives}
 
