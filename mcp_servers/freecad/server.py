@@ -21,7 +21,7 @@ mcp, tool, call = bridged_server(
     "freecad", "FreeCAD", "FREECAD_BRIDGE_URL", "FREECAD_BRIDGE_TOKEN",
     instructions="Tools for the running FreeCAD: documents (new, open, save, close), Part Design bodies and "
                  "their additive and subtractive primitives (box, cylinder, sphere, cone, ellipsoid, torus, "
-                 "prism, wedge), fillets and chamfers, object properties and placements, workbenches and preferences (edit mode, "
+                 "prism, wedge), fillets and chamfers, mirrors and patterns, threaded holes, sketches (lines, circles, arcs), Draft rectangles, circles and polygons, object properties and placements, workbenches and preferences (edit mode, "
                  "unit schema, language). Lengths are millimetres, angles degrees. Documents and objects are "
                  "named by their internal name or their label.")
 
@@ -116,6 +116,67 @@ def add_dressup(ctx: Context, kind: Literal["Fillet", "Chamfer"],
     """Round or bevel edges of a body's tip (Part Design > Apply a dress-up feature > Fillet / Chamfer),
     and recompute."""
     return call(ctx, "add_dressup", kind=kind, size=size, edges=edges, body=body, document=document)
+
+
+Body = Annotated[str | None, Field(description="default: the document's only body")]
+SketchElement = Annotated[dict[str, Any], Field(description=(
+    "{'type': 'line', 'start': [x, y], 'end': [x, y]}, {'type': 'circle', 'center': [x, y], 'radius': r}, "
+    "{'type': 'arc', 'center': [x, y], 'radius': r, 'start_angle': deg, 'end_angle': deg} (counter-clockwise) "
+    "or {'type': 'point', 'at': [x, y]}; add 'construction': true for construction geometry"))]
+
+
+@tool(ADD)
+def add_sketch(ctx: Context, geometry: list[SketchElement],
+               plane: Literal["XY", "XZ", "YZ"] = "XY",
+               offset: Annotated[float, Field(description="mm along the plane's normal")] = 0.0,
+               body: Annotated[str | None, Field(description="default: the document's only body "
+                                                             "(one is created if there is none)")] = None,
+               document: Document = None) -> dict[str, Any]:
+    """Add a sketch to a body on one of its origin planes, holding these elements in the sketch's own x/y
+    coordinates (Part Design > Create sketch, then the Sketcher's line, circle, arc and point tools)."""
+    return call(ctx, "add_sketch", geometry=geometry, plane=plane, offset=offset, body=body, document=document)
+
+
+@tool(ADD)
+def add_pattern(ctx: Context, kind: Literal["Mirrored", "LinearPattern", "PolarPattern"],
+                plane: Annotated[Literal["XY", "XZ", "YZ"], Field(description="Mirrored: the mirror plane")] = "XY",
+                axis: Annotated[Literal["X", "Y", "Z"], Field(description="the patterns' direction or axis")] = "Z",
+                length: Annotated[float | None, Field(description="LinearPattern: overall length (mm)")] = None,
+                angle: Annotated[float, Field(description="PolarPattern: overall angle (degrees)")] = 360.0,
+                occurrences: Annotated[int | None, Field(description="the patterns: how many copies in all")] = None,
+                feature: Annotated[str | None, Field(description="the feature to repeat; default: the body's tip")] = None,
+                body: Body = None, document: Document = None) -> dict[str, Any]:
+    """Mirror or repeat a feature of a body (Part Design > Apply a pattern > Mirrored / LinearPattern /
+    PolarPattern) about or along the body's origin planes and axes, and recompute."""
+    return call(ctx, "add_pattern", kind=kind, plane=plane, axis=axis, length=length, angle=angle,
+                occurrences=occurrences, feature=feature, body=body, document=document)
+
+
+@tool(ADD)
+def add_hole(ctx: Context, size: Annotated[str, Field(description="ISO metric regular thread size, e.g. M6")],
+             depth: Annotated[float, Field(description="mm")],
+             center: Annotated[list[float], Field(description="[x, y] of the hole on the solid's top face")] = [0, 0],
+             threaded: bool = True,
+             model_thread: Annotated[bool, Field(description="model the thread's helix in the solid")] = False,
+             body: Body = None, document: Document = None) -> dict[str, Any]:
+    """Drill a hole down into a body's top face (Part Design > Create a hole feature on a sketch's circle):
+    ISO metric regular profile, standard fit, `depth` deep, optionally threaded with the thread modelled."""
+    return call(ctx, "add_hole", size=size, depth=depth, center=center, threaded=threaded,
+                model_thread=model_thread, body=body, document=document)
+
+
+@tool(ADD)
+def add_draft(ctx: Context, kind: Literal["Rectangle", "Circle", "Polygon"],
+              length: Annotated[float | None, Field(description="Rectangle: along x (mm)")] = None,
+              height: Annotated[float | None, Field(description="Rectangle: along y (mm)")] = None,
+              at: Annotated[list[float], Field(description="Rectangle: its lower-left corner [x, y]")] = [0, 0],
+              radius: Annotated[float | None, Field(description="Circle: radius; Polygon: circumradius (mm)")] = None,
+              sides: Annotated[int | None, Field(description="Polygon: number of sides")] = None,
+              center: Annotated[list[float], Field(description="Circle, Polygon: centre [x, y]")] = [0, 0],
+              document: Document = None) -> dict[str, Any]:
+    """Draw a 2D Draft shape in the XY plane (Draft workbench: Rectangle, Circle, Polygon), as a face."""
+    return call(ctx, "add_draft", kind=kind, length=length, height=height, at=at, radius=radius, sides=sides,
+                center=center, document=document)
 
 
 @tool(SET)

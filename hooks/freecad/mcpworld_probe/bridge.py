@@ -8,6 +8,7 @@ deliberately no "run Python" method: code in FreeCAD's interpreter could reach t
 
 from __future__ import annotations
 
+import math
 import os
 
 import FreeCAD as App
@@ -27,6 +28,12 @@ PRIMITIVES = {
     "Prism": ("Polygon", "Circumradius", "Height", "FirstAngle", "SecondAngle"),
     "Wedge": ("Xmin", "Ymin", "Zmin", "X2min", "Z2min", "Xmax", "Ymax", "Zmax", "X2max", "Z2max"),
 }
+PLANES = {"XY": "XY_Plane", "XZ": "XZ_Plane", "YZ": "YZ_Plane"}
+AXES = {"X": "X_Axis", "Y": "Y_Axis", "Z": "Z_Axis"}
+MAX_GEOMETRY = 200
+HOLE_THREADS = ("M1", "M1.1", "M1.2", "M1.4", "M1.6", "M1.8", "M2", "M2.2", "M2.5", "M3", "M3.5", "M4", "M5", "M6",
+                "M8", "M10", "M12", "M14", "M16", "M18", "M20", "M22", "M24", "M27", "M30", "M36", "M42", "M48",
+                "M56", "M64", "M68")
 WORKBENCHES = ("PartDesignWorkbench", "PartWorkbench", "SketcherWorkbench", "DraftWorkbench", "StartWorkbench")
 
 
@@ -216,6 +223,179 @@ def add_dressup(p: dict) -> dict:
     return {"document": doc.Name, "body": body.Name, "object": feature.Name, **fc_state.read_object(feature)}
 
 
+def _origin(body, names: dict, which: str):
+    """One of the body's origin features (its XY/XZ/YZ plane, or X/Y/Z axis), by its short name."""
+    key = str(which or "").upper()
+    if key not in names:
+        raise BridgeError(f"one of {', '.join(names)} is expected, not '{which}'")
+    return next(f for f in body.Origin.OriginFeatures if f.Role == names[key])
+
+
+def _numbers(value, n: int, what: str) -> list[float]:
+    if not (isinstance(value, (list, tuple)) and len(value) == n
+            and all(isinstance(v, (int, float)) and math.isfinite(v) for v in value)):
+        raise BridgeError(f"{what} must be {n} numbers")
+    return [float(v) for v in value]
+
+
+def _positive(p: dict, key: str) -> float:
+    v = p.get(key)
+    if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise BridgeError(f"'{key}' must be a positive number (mm)")
+    return float(v)
+
+
+def _geometry(item: dict):
+    """One sketch element from plain data: line, circle, arc (angles in degrees, counter-clockwise) or point."""
+    import Part
+
+    kind = str(item.get("type") or "").lower()
+    v = lambda xy: App.Vector(*xy, 0)  # noqa: E731
+    if kind == "line":
+        a, b = _numbers(item.get("start"), 2, "a line's start"), _numbers(item.get("end"), 2, "a line's end")
+        if a == b:
+            raise BridgeError("a line's start and end are the same point")
+        return Part.LineSegment(v(a), v(b))
+    if kind in ("circle", "arc"):
+        centre, r = _numbers(item.get("center"), 2, f"a {kind}'s center"), item.get("radius")
+        if not isinstance(r, (int, float)) or r <= 0:
+            raise BridgeError(f"a {kind}'s radius must be a positive number")
+        circle = Part.Circle(v(centre), App.Vector(0, 0, 1), float(r))
+        if kind == "circle":
+            return circle
+        a0, a1 = _numbers([item.get("start_angle"), item.get("end_angle")], 2, "an arc's start_angle and end_angle")
+        return Part.ArcOfCircle(circle, math.radians(a0), math.radians(a1))
+    if kind == "point":
+        return Part.Point(v(_numbers(item.get("at"), 2, "a point's at")))
+    raise BridgeError(f"a sketch element's type is line, circle, arc or point, not '{kind}'")
+
+
+def add_sketch(p: dict) -> dict:
+    """Part Design > Create sketch on one of the body's origin planes (optionally offset along its normal),
+    with the given elements (Sketch's line, circle, arc and point tools)."""
+    items = p.get("geometry") or []
+    if not isinstance(items, list) or not items or len(items) > MAX_GEOMETRY:
+        raise BridgeError(f"geometry is a list of 1 to {MAX_GEOMETRY} elements")
+    elements = [(_geometry(item), bool(item.get("construction"))) for item in items]
+    offset = p.get("offset") or 0
+    if not isinstance(offset, (int, float)) or not math.isfinite(offset):
+        raise BridgeError("offset is a distance (mm) along the plane's normal")
+    doc = _doc(p)
+    body = _body(doc, p.get("body"))
+    plane = _origin(body, PLANES, p.get("plane") or "XY")
+    sketch = body.newObject("Sketcher::SketchObject", "Sketch")
+    sketch.Support = (plane, [""])
+    sketch.MapMode = "FlatFace"
+    sketch.AttachmentOffset = App.Placement(App.Vector(0, 0, float(offset)), App.Rotation())
+    for geo, construction in elements:
+        sketch.addGeometry(geo, construction)
+    doc.recompute()
+    return {"document": doc.Name, "body": body.Name, "object": sketch.Name, **fc_state.read_object(sketch)}
+
+
+def add_pattern(p: dict) -> dict:
+    """Part Design > Apply a pattern: Mirrored (about an origin plane), LinearPattern (along an origin axis)
+    or PolarPattern (about one) of a feature of the body (default: its tip), then recompute."""
+    kind = str(p.get("kind") or "")
+    if kind not in ("Mirrored", "LinearPattern", "PolarPattern"):
+        raise BridgeError("kind must be Mirrored, LinearPattern or PolarPattern")
+    doc = _doc(p)
+    body = _body(doc, p.get("body"))
+    original = _obj(doc, str(p["feature"])) if p.get("feature") else body.Tip
+    if original is None or original.getParentGeoFeatureGroup() != body:
+        raise BridgeError(f"the feature to pattern must be one of body {body.Name}'s")
+    if kind == "Mirrored":
+        ref = (_origin(body, PLANES, p.get("plane") or "XY"), [""])
+    else:
+        ref = (_origin(body, AXES, p.get("axis") or "Z"), [""])
+        occurrences = p.get("occurrences")
+        if not isinstance(occurrences, int) or not 2 <= occurrences <= 1000:
+            raise BridgeError("occurrences must be a whole number from 2 to 1000")
+    feature = body.newObject(f"PartDesign::{kind}", kind)
+    feature.Originals = [original]
+    if kind == "Mirrored":
+        feature.MirrorPlane = ref
+    elif kind == "LinearPattern":
+        feature.Direction = ref
+        feature.Length = _positive(p, "length")
+        feature.Occurrences = occurrences
+    else:
+        feature.Axis = ref
+        angle = p.get("angle", 360)
+        if not isinstance(angle, (int, float)) or not 0 < angle <= 360:
+            raise BridgeError("angle (degrees) must be above 0 and at most 360")
+        feature.Angle = float(angle)
+        feature.Occurrences = occurrences
+    body.Tip = feature
+    doc.recompute()
+    if not feature.isValid():
+        raise BridgeError(f"FreeCAD could not compute {feature.Name}: {feature.getStatusString()}")
+    return {"document": doc.Name, "body": body.Name, "object": feature.Name, **fc_state.read_object(feature)}
+
+
+def add_hole(p: dict) -> dict:
+    """Part Design > Create a hole feature: a sketch with a circle at `center` on the body's XY plane offset
+    to the solid's top face, then a Hole (ISO metric thread of `size`, `depth` deep, `threaded`, and with
+    `model_thread` the thread modelled), drilled down into the solid."""
+    size = str(p.get("size") or "")
+    if size not in HOLE_THREADS:
+        raise BridgeError(f"size is an ISO metric regular thread size: {', '.join(HOLE_THREADS)}")
+    depth = _positive(p, "depth")
+    centre = _numbers(p.get("center") or [0, 0], 2, "center")
+    doc = _doc(p)
+    body = _body(doc, p.get("body"))
+    base = body.Tip
+    if base is None or base.Shape.isNull() or not base.Shape.Solids:
+        raise BridgeError("a hole needs a solid in the body")
+    top = base.Shape.BoundBox.ZMax
+    sketch = add_sketch({"document": doc.Name, "body": body.Name, "plane": "XY", "offset": top,
+                         "geometry": [{"type": "circle", "center": centre, "radius": 1.0}]})["object"]
+    hole = body.newObject("PartDesign::Hole", "Hole")
+    hole.Profile = doc.getObject(sketch)
+    hole.ThreadType = "ISOMetricProfile"
+    hole.ThreadSize = size
+    hole.Threaded = bool(p.get("threaded", True))
+    hole.ModelThread = bool(p.get("model_thread", False))
+    hole.DepthType = "Dimension"
+    hole.Depth = depth
+    doc.getObject(sketch).Visibility = False
+    body.Tip = hole
+    doc.recompute()
+    if not hole.isValid():
+        raise BridgeError(f"FreeCAD could not compute {hole.Name}: {hole.getStatusString()}")
+    return {"document": doc.Name, "body": body.Name, "object": hole.Name, "sketch": sketch,
+            **fc_state.read_object(hole)}
+
+
+def add_draft(p: dict) -> dict:
+    """Draft workbench shapes in the XY plane: a Rectangle (from its lower-left corner `at`, `length` along x,
+    `height` along y), a Circle (about `center`) or a regular Polygon (`sides`, circumscribed `radius`), each
+    a face as the Draft tools make by default."""
+    import Draft
+
+    kind = str(p.get("kind") or "")
+    doc = _doc(p)
+    if kind == "Rectangle":
+        at = _numbers(p.get("at") or [0, 0], 2, "at")
+        obj = Draft.make_rectangle(_positive(p, "length"), _positive(p, "height"),
+                                   placement=App.Placement(App.Vector(*at, 0), App.Rotation()), face=True)
+    elif kind in ("Circle", "Polygon"):
+        centre = _numbers(p.get("center") or [0, 0], 2, "center")
+        placement = App.Placement(App.Vector(*centre, 0), App.Rotation())
+        if kind == "Circle":
+            obj = Draft.make_circle(_positive(p, "radius"), placement=placement, face=True)
+        else:
+            sides = p.get("sides")
+            if not isinstance(sides, int) or not 3 <= sides <= 100:
+                raise BridgeError("sides must be a whole number from 3 to 100")
+            obj = Draft.make_polygon(sides, radius=_positive(p, "radius"), inscribed=True, placement=placement,
+                                     face=True)
+    else:
+        raise BridgeError("kind must be Rectangle, Circle or Polygon")
+    doc.recompute()
+    return {"document": doc.Name, "object": obj.Name, **fc_state.read_object(obj)}
+
+
 def set_properties(p: dict) -> dict:
     doc = _doc(p)
     obj = _obj(doc, str(p.get("name") or ""))
@@ -293,6 +473,10 @@ METHODS = {
     "create_body": create_body,
     "add_primitive": add_primitive,
     "add_dressup": add_dressup,
+    "add_sketch": add_sketch,
+    "add_pattern": add_pattern,
+    "add_hole": add_hole,
+    "add_draft": add_draft,
     "set_properties": set_properties,
     "delete_object": delete_object,
     "activate_workbench": activate_workbench,

@@ -70,6 +70,37 @@ def _geometry(sketch) -> list[dict]:
     return out
 
 
+def _wires(sketch) -> list[dict]:
+    """The sketch's wires: edges, and whether closed with the area it encloses (a regular polygon is the
+    equal-sided one of the largest area; a rounded rectangle is pinned by its area and perimeter)."""
+    import Part
+
+    out = []
+    for wire in sketch.Shape.Wires:
+        item = {"edges": len(wire.Edges), "closed": wire.isClosed(), "length": round(wire.Length, 3)}
+        if item["closed"]:
+            try:
+                item["area"] = round(Part.Face(wire).Area, 3)
+            except Exception:
+                pass
+        out.append(item)
+    return out
+
+
+def _hole_centers(hole) -> list[list[float]]:
+    """Where a hole is drilled: its profile sketch's circle centres, in the document's coordinates."""
+    profile = hole.Profile[0] if isinstance(hole.Profile, tuple) else hole.Profile
+    if profile is None or not hasattr(profile, "Geometry"):
+        return []
+    place = profile.getGlobalPlacement() if hasattr(profile, "getGlobalPlacement") else profile.Placement
+    out = []
+    for g in profile.Geometry:
+        if type(g).__name__ == "Circle" and not getattr(g, "Construction", False):
+            c = place.multVec(g.Center)
+            out.append([_num(c.x), _num(c.y), _num(c.z)])
+    return out
+
+
 def read_object(obj) -> dict:
     rec: dict = {"type": obj.TypeId, "label": obj.Label, "props": {}}
     for name in obj.PropertiesList:
@@ -94,6 +125,9 @@ def read_object(obj) -> dict:
                 rec["solids"] = len(shape.Solids)
                 rec["edges"] = len(shape.Edges)
                 if not shape.Solids:
+                    box = shape.BoundBox  # where a flat shape sits: its bounds and their centre
+                    rec["center"] = [_num(box.Center.x), _num(box.Center.y), _num(box.Center.z)]
+                    rec["bounds"] = [_num(v) for v in (box.XMin, box.YMin, box.ZMin, box.XMax, box.YMax, box.ZMax)]
                     rec["length"] = round(shape.Length, 3)
                     if shape.Faces:
                         rec["area"] = round(shape.Area, 3)
@@ -102,6 +136,9 @@ def read_object(obj) -> dict:
     if obj.TypeId == "Sketcher::SketchObject":
         rec["geometry"] = _geometry(obj)
         rec["constraints"] = len(obj.Constraints)
+        rec["wires"] = _wires(obj)
+    if obj.TypeId == "PartDesign::Hole":
+        rec["centers"] = _hole_centers(obj)
     if obj.TypeId.startswith("PartDesign::") and hasattr(obj, "getParentGeoFeatureGroup"):
         body = obj.getParentGeoFeatureGroup()
         if body is not None:
@@ -171,7 +208,8 @@ def diff(old: dict, new: dict):
                 yield "object_added", {"document": name, "object": oname, **_flat(obj)}
             elif was != obj:
                 changed = {k: [was["props"].get(k), v] for k, v in obj["props"].items() if was["props"].get(k) != v}
-                for key in ("placement", "volume", "geometry", "label", "solids", "length", "area"):
+                for key in ("placement", "volume", "geometry", "label", "solids", "length", "area", "center", "bounds",
+                            "wires", "centers"):
                     if was.get(key) != obj.get(key):
                         changed[key] = [was.get(key), obj.get(key)]
                 if changed:
