@@ -56,9 +56,11 @@ def _placement(p) -> dict:
 
 def _geometry(sketch) -> list[dict]:
     out = []
-    for g in sketch.Geometry:
+    for i, g in enumerate(sketch.Geometry):
         kind = type(g).__name__
-        item = {"type": kind, "construction": bool(getattr(g, "Construction", False))}
+        # the sketch knows which of its elements are construction geometry (the element itself may not say)
+        construction = sketch.getConstruction(i) if hasattr(sketch, "getConstruction") else getattr(g, "Construction", False)
+        item = {"type": kind, "construction": bool(construction)}
         if kind == "LineSegment":
             a, b = g.StartPoint, g.EndPoint
             item.update(start=[_num(a.x), _num(a.y)], end=[_num(b.x), _num(b.y)], length=_num((b - a).Length))
@@ -94,8 +96,8 @@ def _hole_centers(hole) -> list[list[float]]:
         return []
     place = profile.getGlobalPlacement() if hasattr(profile, "getGlobalPlacement") else profile.Placement
     out = []
-    for g in profile.Geometry:
-        if type(g).__name__ == "Circle" and not getattr(g, "Construction", False):
+    for i, g in enumerate(profile.Geometry):
+        if type(g).__name__ == "Circle" and not profile.getConstruction(i):
             c = place.multVec(g.Center)
             out.append([_num(c.x), _num(c.y), _num(c.z)])
     return out
