@@ -14,6 +14,7 @@ from mcpworld.agents import make_agent
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
 from mcpworld.results import TrialResult
+from mcpworld.resume import Resumed, mark_resumed
 from mcpworld.rundir import RunDir
 from mcpworld.trial import TrialOptions, run_trial
 
@@ -52,20 +53,23 @@ def declared(tasks: list[ResolvedTask], backend: str) -> tuple[list[ResolvedTask
 async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, out: Path, trials: int = 1,
                   base_opts: TrialOptions | None = None, agent_options: dict | None = None,
                   on_trial: Callable[[TrialResult, int, int], None] | None = None,
-                  on_start: Callable[[str], None] | None = None, parallel: int = 1):
+                  on_start: Callable[[str], None] | None = None, parallel: int = 1, resumed: Resumed | None = None):
     """Every planned trial, `parallel` environments at a time (each trial has its own display, ports,
-    home and evaluator, so they share nothing but the machine); the run's report."""
+    home and evaluator, so they share nothing but the machine); the run's report. With `resumed` (the
+    run directory settled by mcpworld.resume), the trials it finished are not run again."""
     base_opts = base_opts or TrialOptions()
     run = RunDir(out)
     out.mkdir(parents=True, exist_ok=True)
     tasks, declared_tasks = declared(tasks, base_opts.backend)
     todo = plan(tasks, modes, trials)
-    run.run_json.write_text(json.dumps({
-        "v": 1, "started": time.time(), "agent": agent_name, "agent_options": agent_options or {}, "modes": modes,
-        "trials": trials, "no_bash": base_opts.no_bash, "tools": sorted(base_opts.tools) if base_opts.tools else None,
-        "count_api_in_gui": base_opts.count_api_in_gui,
-        "timeout": base_opts.timeout, "backend": base_opts.backend, "parallel": parallel,
-        "declared": declared_tasks, "tasks": {rt.key: rt.raw for rt in tasks}}, indent=1, default=str))
+    if resumed is not None:
+        todo = [(rt, mode, k) for rt, mode, k in todo if (rt.key, mode, k) not in resumed.finished]
+        mark_resumed(run, resumed)
+    else:
+        run.run_json.write_text(json.dumps({
+            "v": 1, "started": time.time(), **run_config(agent_name, agent_options, modes, trials, base_opts),
+            "parallel": parallel,
+            "declared": declared_tasks, "tasks": {rt.key: rt.raw for rt in tasks}}, indent=1, default=str))
     gate = asyncio.Semaphore(max(1, parallel))
     done = 0
     with open(run.results_jsonl, "a") as results_log:
@@ -85,6 +89,14 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
 
         await asyncio.gather(*(one(rt, mode, k) for rt, mode, k in todo))
     return write_summary(out)
+
+
+def run_config(agent_name: str, agent_options: dict | None, modes: list[str], trials: int, opts: TrialOptions) -> dict:
+    """What run.json records of the configuration (mcpworld.resume.CONFIG: a resumed run must match it)."""
+    return {"agent": agent_name, "agent_options": agent_options or {}, "modes": modes, "trials": trials,
+            "no_bash": opts.no_bash, "tools": sorted(opts.tools) if opts.tools else None,
+            "count_api_in_gui": opts.count_api_in_gui, "timeout": opts.timeout, "max_steps": opts.max_steps,
+            "backend": opts.backend, "desktop": opts.desktop}
 
 
 def write_summary(run_dir: Path):

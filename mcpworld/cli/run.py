@@ -36,17 +36,18 @@ def run(
     app_build: Optional[Path] = typer.Option(None, help="a build of the app (`mcpworld apps build APP --from-source`: "
                                                         "builds/<id>/) put first on PATH and LD_LIBRARY_PATH; "
                                                         "mounted read-only in containers"),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="continue this killed or interrupted run: its "
+                                          "finished trials are kept, the rest run under its own configuration"),
 ):
     """Run tasks with an agent and print SR and KSCR per task and overall."""
     from mcpworld.cli.progress import TrialProgress
     from mcpworld.report.text import print_report
-    from mcpworld.runner import declared, plan, run_all
+    from mcpworld.runner import declared, plan, run_all, run_config, write_summary
     from mcpworld.trial import TrialOptions
 
     check_modes(mode)
     check_backend(backend)
     _, tasks = load()
-    chosen = select(tasks, task, app_id)
     if app_build is not None and not app_build.is_dir():
         fail(f"--app-build {app_build}: no such folder")
     opts = TrialOptions(no_bash=no_bash, tools=frozenset(t.strip() for t in tools.split(",")) if tools else None,
@@ -59,8 +60,23 @@ def run(
         if not agent_command:
             fail("--agent command needs --command 'ARGV with {prompt}'")
         agent_options["command"] = agent_command
+    resumed = None
+    if resume is not None:
+        chosen, (agent, agent_options, mode, trials, opts), resumed = _resumed_run(
+            resume, tasks, task, app_id, run_config(agent, agent_options, mode, trials, opts), opts)
+        out = resume
+    else:
+        chosen = select(tasks, task, app_id)
     out = out or paths.new_run_dir(agent)
-    total = len(plan(declared(chosen, backend)[0], mode, trials))
+    total = len(plan(declared(chosen, opts.backend)[0], mode, trials)) - (len(resumed.finished) if resumed else 0)
+    if resumed is not None:
+        err.print(f"resuming {out}: {len(resumed.finished)} finished trial(s) kept, {len(resumed.set_aside)} "
+                  f"unfinished set aside in {out / 'set_aside'}, {total} to run", highlight=False)
+        if total == 0:
+            summary = write_summary(out)
+            print_report(summary, console)
+            console.print(f"results: {out}  (mcpworld report {out} --html report.html)")
+            return
     if total == 0:
         fail("nothing to run: no selected task declares the chosen mode(s)")
     with TrialProgress(total, err) as progress:
@@ -68,11 +84,47 @@ def run(
         try:
             summary = asyncio.run(run_all(chosen, mode, agent, out, trials, opts, agent_options,
                                           on_trial=lambda result, done, n: progress.finished(result),
-                                          on_start=progress.started, parallel=parallel))
+                                          on_start=progress.started, parallel=parallel, resumed=resumed))
         except MCPWorldError as e:
             fail(str(e), 1)
     print_report(summary, console)
     console.print(f"results: {out}  (mcpworld report {out} --html report.html)")
+
+
+def _resumed_run(run_dir: Path, tasks: dict, task_ids: list[str], app_ids: list[str], asked: dict, opts):
+    """The run's own tasks and configuration (refused with what differs when the command line asks for
+    another), with its directory settled for resuming (mcpworld.resume)."""
+    import dataclasses
+
+    from mcpworld.resume import config_differences, settle, task_differences
+    from mcpworld.rundir import RunDir
+    from mcpworld.runner import run_config
+    from mcpworld.trial import TrialOptions
+
+    run = RunDir(run_dir)
+    meta = run.meta()
+    if not meta:
+        fail(f"--resume {run_dir}: not a run directory (no run.json)")
+    defaults = run_config("oracle", {}, ["hybrid"], 1, TrialOptions())
+    # what the command line sets beyond its defaults must be what the run started with
+    problems = config_differences(meta, {k: v for k, v in asked.items() if v != defaults.get(k)})
+    keys = list(meta.get("declared") or meta.get("tasks") or {})
+    if task_ids or app_ids:
+        picked = [rt.key for rt in select(tasks, task_ids, app_ids)]
+        if sorted(picked) != sorted(keys):
+            problems.append(f"tasks: {len(keys)} when the run started, {len(picked)} chosen now")
+    problems += task_differences(meta.get("tasks") or {}, tasks)
+    missing = [k for k in keys if k not in tasks]
+    if problems:
+        fail(f"cannot resume {run_dir}: " + "; ".join(problems))
+    chosen = [tasks[k] for k in keys if k not in missing]
+    opts = dataclasses.replace(opts, no_bash=bool(meta.get("no_bash")),
+                               tools=frozenset(meta["tools"]) if meta.get("tools") else None,
+                               count_api_in_gui=bool(meta.get("count_api_in_gui")), timeout=meta.get("timeout"),
+                               max_steps=meta.get("max_steps"), backend=meta.get("backend") or "local",
+                               desktop=meta.get("desktop") or opts.desktop)
+    config = (meta["agent"], meta.get("agent_options") or {}, meta["modes"], int(meta["trials"]), opts)
+    return chosen, config, settle(run)
 
 
 def view(run_dir: Path, open_browser: bool = typer.Option(False, "--open", help="open it in a web browser")):

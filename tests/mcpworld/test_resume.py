@@ -1,0 +1,103 @@
+"""`mcpworld run --resume`: a run killed midway (the runner and everything it started killed at once) is
+finished by resuming it, with every trial recorded exactly once; unfinished trial folders and a torn
+results line are set aside, not counted; a resume that asks for another configuration is refused.
+Real trials of the fixture app (tests/fixture_app), through the `mcpworld` command."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from tests.mcpworld.test_fixture_app import FIXTURE, mcpworld
+
+MODES = ("gui", "mcp", "hybrid")
+
+
+def content_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE, root)
+    for folder in root.parents:  # the app's user runs the app from here, as in test_fixture_app
+        folder.chmod(folder.stat().st_mode | 0o001)
+    return root
+
+
+def said(r) -> str:
+    return " ".join(r.stderr.split())  # the terminal's wrapping undone
+
+
+def lines(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+
+
+def test_a_killed_run_resumes_with_every_trial_exactly_once(tmp_path):
+    root, run = content_tree(tmp_path), tmp_path / "run"
+    args = [sys.executable, "-m", "mcpworld.cli", "run", "--trials", "2", "--out", str(run)]
+    for mode in MODES:
+        args += ["--mode", mode]
+    runner = subprocess.Popen(args, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env={**os.environ, "MCPWORLD_ROOT": str(root)}, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and runner.poll() is None:
+            if (run / "results.jsonl").exists() and len(lines(run)) >= 2:
+                break
+            time.sleep(0.2)
+        assert runner.poll() is None, "the run ended before it could be killed"
+        time.sleep(1.0)  # into the next trial
+        os.killpg(runner.pid, signal.SIGKILL)
+        runner.wait(30)
+    finally:
+        if runner.poll() is None:
+            os.killpg(runner.pid, signal.SIGKILL)
+    before = lines(run)
+    assert 2 <= len(before) < 6
+
+    r = mcpworld(root, "run", "--resume", str(run))
+    assert r.returncode == 0, r.stderr
+    assert f"{len(before)} finished trial(s) kept" in said(r)
+    after = lines(run)
+    assert Counter((x["task"], x["mode"], x["trial"]) for x in after) == Counter(
+        ("counter/1", m, k) for m in MODES for k in range(2))
+    assert all(x["success"] for x in after)
+    kept = {(x["task"], x["mode"], x["trial"]): x["timings"] for x in before}
+    assert all(kept[k] == x["timings"] for x in after if (k := (x["task"], x["mode"], x["trial"])) in kept)
+    summary = json.loads((run / "summary.json").read_text())
+    assert {m: g["sr"] for m, g in summary["per_mode"].items()} == {m: 1.0 for m in MODES}
+    meta = json.loads((run / "run.json").read_text())
+    assert len(meta["resumed"]) == 1 and meta["modes"] == list(MODES)
+    for folder in (run / "set_aside").glob("*") if (run / "set_aside").exists() else []:
+        assert (folder / "SET_ASIDE.txt").exists()
+
+    # a torn last line and a trial folder with no result: set aside, nothing run again, nothing counted twice
+    with open(run / "results.jsonl", "a") as f:
+        f.write('{"task": "counter/1", "mode": "gui", "tri')
+    (run / "trials" / "counter-1__gui__7").mkdir()
+    (run / "trials" / "counter-1__gui__7" / "events.jsonl").write_text("")
+    r = mcpworld(root, "run", "--resume", str(run))
+    assert r.returncode == 0 and "6 finished trial(s) kept" in said(r) and "0 to run" in said(r), r.stderr
+    assert len(lines(run)) == 6
+    note = (run / "set_aside" / "counter-1__gui__7" / "SET_ASIDE.txt").read_text()
+    assert "did not finish" in note
+
+    # another configuration is another experiment: refused, naming what differs, and nothing changes
+    r = mcpworld(root, "run", "--resume", str(run), "--mode", "gui", "--agent", "null")
+    assert r.returncode == 2
+    assert "modes" in said(r) and "agent" in said(r), r.stderr
+    assert len(lines(run)) == 6
+
+
+def test_resuming_after_the_task_changed_is_refused(tmp_path):
+    root, run = content_tree(tmp_path), tmp_path / "run"
+    r = mcpworld(root, "run", "--mode", "mcp", "--out", str(run))
+    assert r.returncode == 0, r.stderr
+    task = root / "tasks" / "counter" / "1" / "task.json"
+    raw = json.loads(task.read_text())
+    raw["instruction"] += " Quickly."
+    task.write_text(json.dumps(raw))
+    r = mcpworld(root, "run", "--resume", str(run))
+    assert r.returncode == 2 and "counter/1" in said(r) and "changed" in said(r), r.stderr
