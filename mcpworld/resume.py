@@ -1,7 +1,8 @@
 """Resuming a run that was killed or interrupted (`mcpworld run --resume RUNDIR`).
 
-A trial is finished when results.jsonl has a complete line for it and its folder has its result.json:
-finished trials are kept. Any other trial folder (a trial cut off while it ran, or one whose line was
+A trial is finished when results.jsonl has a complete line for it and its folder has its result.json,
+and it was not interrupted (Ctrl-C or a time limit stops a run with its running trials' results saying
+so): finished trials are kept. Any other trial folder (a trial cut off while it ran, or one whose line was
 never written) is moved to <run>/set_aside/ with a note saying why, and the trial runs again. The run
 resumes under the configuration it started with (run.json): a different agent, mode, option or task
 content would mix two experiments in one report, so it is refused with what differs.
@@ -15,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 
 from mcpworld.errors import MCPWorldError
-from mcpworld.results import TrialResult
-from mcpworld.rundir import RunDir
+from mcpworld.results import Failure, TrialResult
+from mcpworld.rundir import RunDir, TrialDir
 
 # what run.json records of the run's configuration, compared on --resume (parallel is not: it changes speed,
 # not results)
@@ -71,6 +72,8 @@ def settle(run: RunDir) -> Resumed:
             key = (result.task, result.mode, result.trial)
             if key in kept:
                 continue
+            if result.failure == Failure.INTERRUPTED:  # stopped by Ctrl-C or a time limit: it runs again
+                continue
             if run.trial_of(result).result.exists():
                 kept[key] = line
                 names.add(run.trial_of(result).name)
@@ -94,8 +97,11 @@ def _set_aside(run: RunDir, folder) -> str:
     while target.exists():
         n += 1
         target = aside / f"{folder.name}.{n}"
-    why = ("its result.json was written but its line in results.jsonl was not"
-           if (folder / "result.json").exists() else "the trial did not finish (no result.json)")
+    result = TrialDir(folder).load_result() if (folder / "result.json").exists() else None
+    why = ("the trial did not finish (no result.json)" if result is None
+           else "the run was stopped while the trial ran (its result says interrupted)"
+           if result.failure == Failure.INTERRUPTED
+           else "its result.json was written but its line in results.jsonl was not")
     os.replace(folder, target)
     (target / NOTE).write_text(f"set aside by `mcpworld run --resume` at {time.strftime('%Y-%m-%d %H:%M:%S')}: "
                                f"{why}; the trial ran again in trials/{folder.name}\n")

@@ -81,8 +81,20 @@ def test_a_killed_run_resumes_with_every_trial_exactly_once(tmp_path):
     r = mcpworld(root, "run", "--resume", str(run))
     assert r.returncode == 0 and "6 finished trial(s) kept" in said(r) and "0 to run" in said(r), r.stderr
     assert len(lines(run)) == 6
-    note = (run / "set_aside" / "counter-1__gui__7" / "SET_ASIDE.txt").read_text()
-    assert "did not finish" in note
+    assert "did not finish" in (run / "set_aside" / "counter-1__gui__7" / "SET_ASIDE.txt").read_text()
+
+    # a trial that Ctrl-C stopped (its result says interrupted) runs again
+    victim = run / "trials" / "counter-1__mcp__1" / "result.json"
+    result = json.loads(victim.read_text())
+    result["failure"], result["success"] = "interrupted", False
+    victim.write_text(json.dumps(result))
+    kept_lines = [json.dumps(result) if (x["mode"], x["trial"]) == ("mcp", 1) else json.dumps(x) for x in lines(run)]
+    (run / "results.jsonl").write_text("".join(line + "\n" for line in kept_lines))
+    r = mcpworld(root, "run", "--resume", str(run))
+    assert r.returncode == 0 and "5 finished trial(s) kept" in said(r) and "1 to run" in said(r), r.stderr
+    assert len(lines(run)) == 6 and all(x["success"] for x in lines(run))
+    notes = [f.read_text() for f in (run / "set_aside").glob("counter-1__mcp__1*/SET_ASIDE.txt")]
+    assert any("interrupted" in n for n in notes), notes
 
     # another configuration is another experiment: refused, naming what differs, and nothing changes
     r = mcpworld(root, "run", "--resume", str(run), "--mode", "gui", "--agent", "null")
