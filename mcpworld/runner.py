@@ -13,6 +13,7 @@ from gateway.modes import MODES
 from mcpworld.agents import make_agent
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
+from mcpworld.errors import MCPWorldError
 from mcpworld.results import TrialResult
 from mcpworld.resume import Resumed, mark_resumed
 from mcpworld.rundir import RunDir
@@ -27,16 +28,17 @@ def plan(tasks: list[ResolvedTask], modes: list[str], trials: int) -> list[Plann
             for mode in modes if mode in rt.task.modes for k in range(trials)]
 
 
-def declared(tasks: list[ResolvedTask], backend: str) -> tuple[list[ResolvedTask], dict[str, dict]]:
-    """The tasks that can run here, and every chosen task with its status: what STRICT counts against.
-    On the local backend a task whose app is not installed is declared but not runnable."""
+def declared(tasks: list[ResolvedTask], backend: str, here: bool = True) -> tuple[list[ResolvedTask], dict[str, dict]]:
+    """The tasks that can run, and every chosen task with its status: what STRICT counts against.
+    On the local backend a task whose app is not installed here is declared but not runnable (unless the
+    trials run elsewhere: `here` False, a cluster's nodes say what they have)."""
     from mcpworld.install import is_installed
 
     installed: dict[str, bool] = {}
     runnable, info = [], {}
     for rt in tasks:
         status, reason = rt.task.status, rt.task.status_reason
-        if status == "ready" and backend == LOCAL:
+        if status == "ready" and backend == LOCAL and here:
             if rt.app.id not in installed:
                 installed[rt.app.id] = is_installed(rt.app)
             if not installed[rt.app.id]:
@@ -53,14 +55,17 @@ def declared(tasks: list[ResolvedTask], backend: str) -> tuple[list[ResolvedTask
 async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, out: Path, trials: int = 1,
                   base_opts: TrialOptions | None = None, agent_options: dict | None = None,
                   on_trial: Callable[[TrialResult, int, int], None] | None = None,
-                  on_start: Callable[[str], None] | None = None, parallel: int = 1, resumed: Resumed | None = None):
+                  on_start: Callable[[str], None] | None = None, parallel: int = 1, resumed: Resumed | None = None,
+                  executor=None):
     """Every planned trial, `parallel` environments at a time (each trial has its own display, ports,
     home and evaluator, so they share nothing but the machine); the run's report. With `resumed` (the
-    run directory settled by mcpworld.resume), the trials it finished are not run again."""
+    run directory settled by mcpworld.resume), the trials it finished are not run again. With an `executor`
+    (mcpworld.ray_executor.RayExecutor) each trial runs where it sends it and comes back into the run
+    directory; a trial it loses is not recorded, and the run ends with an error naming it."""
     base_opts = base_opts or TrialOptions()
     run = RunDir(out)
     out.mkdir(parents=True, exist_ok=True)
-    tasks, declared_tasks = declared(tasks, base_opts.backend)
+    tasks, declared_tasks = declared(tasks, base_opts.backend, here=executor is None)
     todo = plan(tasks, modes, trials)
     if resumed is not None:
         todo = [(rt, mode, k) for rt, mode, k in todo if (rt.key, mode, k) not in resumed.finished]
@@ -68,10 +73,10 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
     else:
         run.run_json.write_text(json.dumps({
             "v": 1, "started": time.time(), **run_config(agent_name, agent_options, modes, trials, base_opts),
-            "parallel": parallel,
+            "parallel": parallel, "executor": "local" if executor is None else "ray",
             "declared": declared_tasks, "tasks": {rt.key: rt.raw for rt in tasks}}, indent=1, default=str))
     gate = asyncio.Semaphore(max(1, parallel))
-    done = 0
+    done, lost = 0, []
     with open(run.results_jsonl, "a") as results_log:
         async def one(rt: ResolvedTask, mode: str, k: int) -> None:
             nonlocal done
@@ -79,8 +84,16 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
                 if on_start:
                     on_start(f"{rt.key} {mode} #{k}")
                 opts = dataclasses.replace(base_opts, mode=mode, view_file=run.view)
-                agent = make_agent(agent_name, **(agent_options or {}))
-                result = await run_trial(rt, agent, opts, run.trial(rt.app.id, rt.key, mode, k).path, k)
+                trial_dir = run.trial(rt.app.id, rt.key, mode, k).path
+                if executor is None:
+                    agent = make_agent(agent_name, **(agent_options or {}))
+                    result = await run_trial(rt, agent, opts, trial_dir, k)
+                else:
+                    try:
+                        result = await executor(rt, mode, k, opts, agent_name, agent_options or {}, trial_dir)
+                    except MCPWorldError as e:
+                        lost.append(str(e))
+                        return
             results_log.write(result.model_dump_json() + "\n")
             results_log.flush()
             done += 1
@@ -88,7 +101,11 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
                 on_trial(result, done, len(todo))
 
         await asyncio.gather(*(one(rt, mode, k) for rt, mode, k in todo))
-    return write_summary(out)
+    summary = write_summary(out)
+    if lost:
+        raise MCPWorldError(f"{len(lost)} trial(s) were not recorded (`mcpworld run --resume {out}` runs them): "
+                            + "; ".join(lost))
+    return summary
 
 
 def run_config(agent_name: str, agent_options: dict | None, modes: list[str], trials: int, opts: TrialOptions) -> dict:

@@ -36,6 +36,9 @@ def run(
     app_build: Optional[Path] = typer.Option(None, help="a build of the app (`mcpworld apps build APP --from-source`: "
                                                         "builds/<id>/) put first on PATH and LD_LIBRARY_PATH; "
                                                         "mounted read-only in containers"),
+    executor: str = typer.Option("local", help="local (this machine) or ray (each trial a Ray task on a cluster)"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="ray: the cluster's address "
+                                              "(default: the cluster this machine joined)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue this killed or interrupted run: its "
                                           "finished trials are kept, the rest run under its own configuration"),
 ):
@@ -68,7 +71,8 @@ def run(
     else:
         chosen = select(tasks, task, app_id)
     out = out or paths.new_run_dir(agent)
-    total = len(plan(declared(chosen, opts.backend)[0], mode, trials)) - (len(resumed.finished) if resumed else 0)
+    here = executor == "local"
+    total = len(plan(declared(chosen, opts.backend, here)[0], mode, trials)) - (len(resumed.finished) if resumed else 0)
     if resumed is not None:
         err.print(f"resuming {out}: {len(resumed.finished)} finished trial(s) kept, {len(resumed.set_aside)} "
                   f"unfinished set aside in {out / 'set_aside'}, {total} to run", highlight=False)
@@ -79,12 +83,24 @@ def run(
             return
     if total == 0:
         fail("nothing to run: no selected task declares the chosen mode(s)")
+    runner_for = None
+    if executor == "ray":
+        from mcpworld.ray_executor import RayExecutor
+
+        try:
+            runner_for = RayExecutor(ray_address)
+            runner_for.check(declared(chosen, opts.backend, here=False)[0], opts.backend)
+        except (MCPWorldError, ConnectionError) as e:
+            fail(f"--executor ray: {e}")
+    elif executor != "local":
+        fail("--executor must be local or ray")
     with TrialProgress(total, err) as progress:
         opts.on_view = lambda url: progress.print(f"live view: {url}")
         try:
             summary = asyncio.run(run_all(chosen, mode, agent, out, trials, opts, agent_options,
                                           on_trial=lambda result, done, n: progress.finished(result),
-                                          on_start=progress.started, parallel=parallel, resumed=resumed))
+                                          on_start=progress.started, parallel=parallel, resumed=resumed,
+                                          executor=runner_for))
         except MCPWorldError as e:
             fail(str(e), 1)
     print_report(summary, console)
