@@ -20,6 +20,7 @@ import io
 import logging
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 from mcpworld.config.load import ResolvedTask
@@ -56,9 +57,12 @@ class TrialLost(MCPWorldError):
 
 
 def _run_on_node(key: str, raw: dict, mode: str, k: int, options: dict, agent_name: str,
-                 agent_options: dict) -> tuple[str, bytes]:
+                 agent_options: dict) -> tuple[str, bytes, float, float]:
     """On a node: the trial run as locally, from this node's own copy of the task (which must be the
-    driver's), into a temporary folder; its result and the folder packed."""
+    driver's), into a temporary folder; its result, the folder packed, and when the node began and ended."""
+    import time
+
+    began = time.time()
     from mcpworld.agents import make_agent
     from mcpworld.config.load import load_tasks
     from mcpworld.trial import TrialOptions, run_trial
@@ -77,7 +81,7 @@ def _run_on_node(key: str, raw: dict, mode: str, k: int, options: dict, agent_na
         packed = io.BytesIO()
         with tarfile.open(fileobj=packed, mode="w:gz") as tar:
             tar.add(trial_dir, arcname=".")
-        return result.model_dump_json(), packed.getvalue()
+        return result.model_dump_json(), packed.getvalue(), began, time.time()
 
 
 class RayExecutor:
@@ -90,6 +94,7 @@ class RayExecutor:
         ray.init(address=address or "auto", ignore_reinit_error=True, log_to_driver=False,
                  logging_level=logging.WARNING, configure_logging=False)
         self.remote = ray.remote(num_cpus=0, max_retries=RETRIES)(_run_on_node)
+        self.overheads: list[float] = []  # per trial: submit to the node's start, plus its end to the result here
 
     def check(self, tasks: list[ResolvedTask], backend: str) -> None:
         """Refuse at once a run that no node could take (its task would wait for resources forever)."""
@@ -107,16 +112,18 @@ class RayExecutor:
         options["tools"] = sorted(options["tools"]) if options["tools"] else None
         options["app_build"] = str(options["app_build"]) if options["app_build"] else None
         resources = {ENV_SLOT: 1, app_resource(rt.app.id): 1, **({DOCKER: 1} if opts.backend == "docker" else {})}
+        submitted = time.time()
         ref = self.remote.options(resources=resources, name=f"{rt.key} {mode} #{k}").remote(
             rt.key, rt.raw, mode, k, options, agent_name, agent_options or {})
         try:
-            result_json, packed = await ref
+            result_json, packed, began, ended = await ref
         except self.ray.exceptions.RayError as e:
             raise TrialLost(f"{rt.key} {mode} #{k} did not run to its end on the cluster: "
                             f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
         trial_dir.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
             tar.extractall(trial_dir, filter="data")
+        self.overheads.append((began - submitted) + (time.time() - ended))  # the nodes' clocks agree (one machine, or NTP)
         return TrialResult.model_validate_json(result_json)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import time
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gateway.modes import MODES
+from mcpworld.admission import Admission, app_peak_mb
 from mcpworld.agents import make_agent
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
@@ -55,7 +57,7 @@ def declared(tasks: list[ResolvedTask], backend: str, here: bool = True) -> tupl
 async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, out: Path, trials: int = 1,
                   base_opts: TrialOptions | None = None, agent_options: dict | None = None,
                   on_trial: Callable[[TrialResult, int, int], None] | None = None,
-                  on_start: Callable[[str], None] | None = None, parallel: int = 1, resumed: Resumed | None = None,
+                  on_start: Callable[[str], None] | None = None, parallel: int | str = 1, resumed: Resumed | None = None,
                   executor=None):
     """Every planned trial, `parallel` environments at a time (each trial has its own display, ports,
     home and evaluator, so they share nothing but the machine); the run's report. With `resumed` (the
@@ -75,12 +77,12 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
             "v": 1, "started": time.time(), **run_config(agent_name, agent_options, modes, trials, base_opts),
             "parallel": parallel, "executor": "local" if executor is None else "ray",
             "declared": declared_tasks, "tasks": {rt.key: rt.raw for rt in tasks}}, indent=1, default=str))
-    gate = asyncio.Semaphore(max(1, parallel))
+    gate = Gate(parallel)
     done, lost = 0, []
     with open(run.results_jsonl, "a") as results_log:
         async def one(rt: ResolvedTask, mode: str, k: int) -> None:
             nonlocal done
-            async with gate:
+            async with gate.slot(rt):
                 if on_start:
                     on_start(f"{rt.key} {mode} #{k}")
                 opts = dataclasses.replace(base_opts, mode=mode, view_file=run.view)
@@ -101,11 +103,35 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
                 on_trial(result, done, len(todo))
 
         await asyncio.gather(*(one(rt, mode, k) for rt, mode, k in todo))
+    if gate.admission is not None:
+        (out / "admission.json").write_text(json.dumps({"rule": "mcpworld.admission.admit", "most": gate.admission.most,
+                                                        "decisions": gate.admission.log}, indent=1))
     summary = write_summary(out)
     if lost:
         raise MCPWorldError(f"{len(lost)} trial(s) were not recorded (`mcpworld run --resume {out}` runs them): "
                             + "; ".join(lost))
     return summary
+
+
+class Gate:
+    """How many trials run at once: `parallel` at a time, or with "auto" as many as the machine has room for
+    (mcpworld.admission)."""
+
+    def __init__(self, parallel: int | str):
+        self.admission = Admission() if parallel == "auto" else None
+        self._sem = None if self.admission else asyncio.Semaphore(max(1, int(parallel)))
+
+    @contextlib.asynccontextmanager
+    async def slot(self, rt: ResolvedTask):
+        if self.admission is None:
+            async with self._sem:
+                yield
+            return
+        await self.admission.acquire(app_peak_mb(rt.app.folder))
+        try:
+            yield
+        finally:
+            self.admission.release()
 
 
 def run_config(agent_name: str, agent_options: dict | None, modes: list[str], trials: int, opts: TrialOptions) -> dict:

@@ -74,7 +74,8 @@ class AppRecords(BaseModel):
 
 
 # -- content hashes --------------------------------------------------------------------------
-DOCS = {"NOTES.md"}  # what an app or task folder says about itself: no proof depends on it
+DOCS = {"NOTES.md", "measured.json"}  # what an app or task folder says about itself (its notes, its measured
+# memory peak): no proof depends on it
 
 
 def _hash_tree(h, root: Path, label: str) -> None:

@@ -1,7 +1,9 @@
 """Parallel environments: trials per hour with 1, 2, 4, 6 environments side by side (the MCP oracle over
 the light tasks the first app with [bench] parallel_tasks names), and the peak memory per environment;
-where throughput stops growing.
-Baseline: one environment at a time.
+where throughput stops growing. Baseline: one environment at a time.
+
+Memory (`--part memory`): each benchmarked app's peak memory in one environment (its bench task's MCP
+oracle), against the bare desktop's; kept with the app (apps/<app>/measured.json) for `--parallel auto`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from mcpworld.config.load import ResolvedTask
 from mcpworld.runner import run_all
 from mcpworld.trial import TrialOptions
 
+SAMPLE = 0.25  # seconds between memory samples
+
 
 async def _peak_rss(stop: asyncio.Event, peak: list[int]) -> None:
     me = psutil.Process(os.getpid())
@@ -31,28 +35,42 @@ async def _peak_rss(stop: asyncio.Event, peak: list[int]) -> None:
                 continue
         peak[0] = max(peak[0], total)
         try:
-            await asyncio.wait_for(stop.wait(), 0.25)
+            await asyncio.wait_for(stop.wait(), SAMPLE)
         except asyncio.TimeoutError:
             pass
 
 
-async def one_level(tasks: list[ResolvedTask], width: int, per_env: int, out: Path) -> tuple[float, float, int]:
-    """(trials per hour, peak MB per environment, failures) for `width` environments side by side."""
+async def _peak_used(stop: asyncio.Event, peak: list[int]) -> None:
+    """The machine's memory in use above what it was at the start (trials on Ray nodes are not our children)."""
+    start = psutil.virtual_memory().used
+    while not stop.is_set():
+        peak[0] = max(peak[0], psutil.virtual_memory().used - start)
+        try:
+            await asyncio.wait_for(stop.wait(), SAMPLE)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def one_level(tasks: list[ResolvedTask], width: int, per_env: int, out: Path,
+                    executor=None) -> tuple[float, float, int, float]:
+    """(trials per hour, peak MB per environment, failures, peak GB the machine used beyond its start) for
+    `width` environments side by side, here or (with an executor) on a Ray cluster."""
     total = width * per_env
     trials = -(-total // len(tasks))
-    stop, peak = asyncio.Event(), [0]
-    sampler = asyncio.create_task(_peak_rss(stop, peak))
+    stop, peak, used = asyncio.Event(), [0], [0]
+    samplers = [asyncio.create_task(_peak_rss(stop, peak)), asyncio.create_task(_peak_used(stop, used))]
     t = time.perf_counter()
-    summary = await run_all(tasks, [Mode.MCP], "oracle", out, trials=trials, base_opts=TrialOptions(), parallel=width)
+    summary = await run_all(tasks, [Mode.MCP], "oracle", out, trials=trials, base_opts=TrialOptions(), parallel=width,
+                            executor=executor)
     wall = time.perf_counter() - t
     stop.set()
-    await sampler
+    await asyncio.gather(*samplers)
     n = summary.trials
-    return n / wall * 3600, peak[0] / 1e6 / width, n - summary.overall.successes
+    return n / wall * 3600, peak[0] / 1e6 / width, n - summary.overall.successes, max(used[0], 1) / 2**30
 
 
 async def measure(all_tasks: dict[str, ResolvedTask], bench_tasks: dict[str, ResolvedTask], widths: list[int],
-                  per_env: int, out: Path) -> list[Figure]:
+                  per_env: int, out: Path, ray_address: str | None = None) -> list[Figure]:
     app = next((rt.app for rt in bench_tasks.values() if rt.app.bench.parallel_tasks), None)
     if app is None:
         raise RuntimeError("no installed app names [bench] parallel_tasks")
@@ -63,9 +81,77 @@ async def measure(all_tasks: dict[str, ResolvedTask], bench_tasks: dict[str, Res
     base_rate = rows[widths[0]][0]
     figs = []
     best = max(rows, key=lambda w: rows[w][0])
-    for w, (rate, mb, failed) in rows.items():
+    for w, (rate, mb, failed, gb) in rows.items():
         figs.append(Figure(part="parallel", name=f"{w} {app.name} environment(s) side by side", unit="trials/h",
                            value=stat([rate]), baseline_name=f"{widths[0]} environment", baseline=stat([base_rate]),
-                           note=f"peak {mb:.0f} MB per environment; {failed} failed trial(s)"
-                                f"{'; the most throughput' if w == best else ''}"))
+                           note=f"peak {mb:.0f} MB per environment; {rate / gb:.0f} trials/h per GB used; "
+                                f"{failed} failed trial(s){'; the most throughput' if w == best else ''}"))
+    if ray_address:
+        figs += await _on_ray(ray_address, tasks, widths, per_env, out, rows, app.name)
+    return figs
+
+
+async def _on_ray(address: str, tasks, widths: list[int], per_env: int, out: Path, local: dict, name: str) -> list[Figure]:
+    """The same levels as Ray tasks on the cluster at `address`, against --parallel here; Ray's overhead per trial."""
+    from mcpworld.ray_executor import RayExecutor
+
+    executor = RayExecutor(address)
+    executor.check(tasks, "local")
+    figs = []
+    for w in widths:
+        rate, _, failed, gb = await one_level(tasks, w, per_env, out / f"ray-{w}", executor=executor)
+        figs.append(Figure(part="parallel", name=f"{w} {name} trial(s) at once on Ray", unit="trials/h",
+                           value=stat([rate]), baseline_name=f"--parallel {w} here", baseline=stat([local[w][0]]),
+                           note=f"{rate / gb:.0f} trials/h per GB used; {failed} failed trial(s)"))
+    durations = [r.timings.total_s for r in _results(out, "ray-")]
+    figs.append(Figure(part="parallel", name="Ray's overhead per trial (submit to start, result back)", unit="s",
+                       value=stat(executor.overheads), baseline_name="the trial on its node",
+                       baseline=stat(durations or [1.0])))
+    return figs
+
+
+def _results(out: Path, prefix: str):
+    from mcpworld.rundir import RunDir
+
+    return [r for d in sorted(out.glob(f"{prefix}*")) for r in RunDir(d).results()]
+
+
+async def _bare_desktop_mb(seconds: float = 3.0) -> float:
+    """The peak memory of an environment with no app: its X server, window manager and session bus."""
+    from mcpworld.envs import LOCAL, make_environment
+
+    stop, peak = asyncio.Event(), [0]
+    env = make_environment(LOCAL)
+    sampler = asyncio.create_task(_peak_rss(stop, peak))
+    await env.open()
+    try:
+        await asyncio.sleep(seconds)
+    finally:
+        await env.close()
+        stop.set()
+        await sampler
+    return peak[0] / 2**20
+
+
+async def memory(bench_tasks: dict[str, ResolvedTask], out: Path) -> list[Figure]:
+    """Each app's peak MB in one environment (its bench task's MCP oracle), written to apps/<app>/measured.json."""
+    from mcpworld.admission import write_measured
+    from mcpworld.bench.run import machine
+
+    bare = await _bare_desktop_mb()
+    figs = []
+    for app_id, rt in sorted(bench_tasks.items()):
+        stop, peak = asyncio.Event(), [0]
+        sampler = asyncio.create_task(_peak_rss(stop, peak))
+        mode = Mode.MCP if Mode.MCP in rt.task.modes else rt.task.modes[0]
+        try:
+            await run_all([rt], [mode], "oracle", out / f"memory-{app_id}", base_opts=TrialOptions())
+        finally:
+            stop.set()
+            await sampler
+        mb = peak[0] / 2**20
+        write_measured(rt.app.folder, mb, machine())
+        figs.append(Figure(part="memory", name=f"{rt.app.name}: peak memory of one environment", unit="MB",
+                           value=stat([mb]), baseline_name="the bare desktop (X server, window manager, bus)",
+                           baseline=stat([bare]), note=f"written to apps/{app_id}/measured.json for --parallel auto"))
     return figs

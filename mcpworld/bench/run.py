@@ -14,7 +14,8 @@ from pydantic import BaseModel
 
 from mcpworld.bench.stats import Figure
 
-PARTS = ("reset", "latency", "screenshot", "gateway", "parallel")
+PARTS = ("reset", "latency", "screenshot", "gateway", "parallel", "memory")
+DEFAULT_PARTS = PARTS[:-1]  # memory writes apps/<app>/measured.json: asked for by name
 
 
 class Sizes(BaseModel):
@@ -22,7 +23,7 @@ class Sizes(BaseModel):
     events: int         # latency: events per source
     shots: int          # screenshot: captures
     calls: int          # gateway: calls per path
-    widths: list[int]   # parallel: environments side by side
+    widths: list[int]   # parallel: environments side by side (and trials at once on Ray)
     per_env: int        # parallel: trials per environment
 
 
@@ -81,7 +82,7 @@ def bench_tasks(tasks: dict, only: list[str] = ()) -> dict:
     return out
 
 
-async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = ()) -> BenchResult:
+async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = (), ray_address: str | None = None) -> BenchResult:
     from mcpworld.bench import gateway, latency, parallel, reset, screen
     from mcpworld.config.load import load_tasks
 
@@ -105,7 +106,9 @@ async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = ()) -
                 elif part == "gateway":
                     figures += await gateway.measure(chosen, sizes.calls, out)
                 elif part == "parallel":
-                    figures += await parallel.measure(tasks, chosen, sizes.widths, sizes.per_env, out)
+                    figures += await parallel.measure(tasks, chosen, sizes.widths, sizes.per_env, out, ray_address)
+                elif part == "memory":
+                    figures += await parallel.memory(chosen, out)
                 else:
                     raise ValueError(f"unknown part '{part}' (known: {', '.join(PARTS)})")
             except Exception as e:  # one part failing must not lose the others' figures
@@ -115,5 +118,5 @@ async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = ()) -
                        figures=figures, errors=errors)
 
 
-def run_sync(parts: list[str], size: str, log=print, apps: list[str] = ()) -> BenchResult:
-    return asyncio.run(run(parts, SIZES[size], log, apps))
+def run_sync(parts: list[str], size: str, log=print, apps: list[str] = (), ray_address: str | None = None) -> BenchResult:
+    return asyncio.run(run(parts, SIZES[size], log, apps, ray_address))

@@ -16,27 +16,30 @@ app = typer.Typer(no_args_is_help=True, help="Benchmarks: figures next to a base
 
 
 @app.command("run")
-def bench_run(part: list[str] = typer.Option([], "--part", help="reset, latency, screenshot, gateway, parallel "
-                                                                 "(repeatable; default: all)"),
+def bench_run(part: list[str] = typer.Option([], "--part", help="reset, latency, screenshot, gateway, parallel, "
+                                                                 "memory (repeatable; default: all but memory, "
+                                                                 "which writes apps/<app>/measured.json)"),
               size: str = typer.Option("full", help="full (>= 1,000 events per source, 1-6 environments), quick "
                                                      "(a few minutes) or smoke (every figure once, for tests)"),
               out: Path = typer.Option(Path("bench.json"), help="where the figures go (JSON)"),
               apps: list[str] = typer.Option([], "--app", help="only this app's figures (repeatable; default: "
-                                                               "every installed app with a bench table)")):
+                                                               "every installed app with a bench table)"),
+              ray_address: Optional[str] = typer.Option(None, "--ray-address", help="parallel: the same widths "
+                                                        "also as Ray tasks on this cluster, and Ray's overhead")):
     """Reset, milestone latency, screenshots, gateway overhead and parallel environments, each figure
     (min/median/p95/p99) next to a baseline measured in the same run. What is timed for each app comes
     from the bench table of its app.toml."""
-    from mcpworld.bench.run import PARTS, SIZES, run_sync
+    from mcpworld.bench.run import DEFAULT_PARTS, PARTS, SIZES, run_sync
     from mcpworld.bench.show import print_result
 
     if size not in SIZES:
         fail(f"--size {size}: one of {', '.join(SIZES)}")
-    parts = part or list(PARTS)
+    parts = part or list(DEFAULT_PARTS)
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         fail(f"unknown part(s) {', '.join(unknown)} (known: {', '.join(PARTS)})")
     try:
-        result = run_sync(parts, size, log=lambda m: err.print(m, highlight=False), apps=apps)
+        result = run_sync(parts, size, log=lambda m: err.print(m, highlight=False), apps=apps, ray_address=ray_address)
     except ValueError as e:
         fail(str(e))
     out.write_text(result.model_dump_json(indent=2))

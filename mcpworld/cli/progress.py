@@ -1,5 +1,5 @@
-"""A live progress bar for many trials: done of total, passed and failed so far, elapsed and left, what
-runs now; one line per finished trial above it. Fits an 80-column terminal."""
+"""A live progress bar for many trials: passed and failed so far, how many run now, done of total, elapsed
+and left, what runs now; one line per finished trial above it. Fits an 80-column terminal."""
 
 from __future__ import annotations
 
@@ -14,14 +14,15 @@ class TrialProgress:
         self.passed = self.failed = 0
         self.running: list[str] = []
         self._progress = Progress(
-            TextColumn("[green]{task.fields[passed]} pass[/green] [red]{task.fields[failed]} fail[/red]"),
+            TextColumn("[green]{task.fields[passed]} pass[/green] [red]{task.fields[failed]} fail[/red] "
+                       "{task.fields[running]} run"),
             BarColumn(bar_width=20), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
             TextColumn("{task.description}", style="dim"), console=console, transient=False)
         self._bar = None
 
     def __enter__(self) -> TrialProgress:
         self._progress.__enter__()
-        self._bar = self._progress.add_task("", total=self.total, passed=0, failed=0)
+        self._bar = self._progress.add_task("", total=self.total, passed=0, failed=0, running=0)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -50,4 +51,5 @@ class TrialProgress:
 
     def _update(self) -> None:
         now = ", ".join(self.running[:2]) + (f" +{len(self.running) - 2}" if len(self.running) > 2 else "")
-        self._progress.update(self._bar, description=now, passed=self.passed, failed=self.failed)
+        self._progress.update(self._bar, description=now, passed=self.passed, failed=self.failed,
+                              running=len(self.running))

@@ -20,7 +20,8 @@ def run(
     task: list[str] = typer.Option([], "--task", "-t", help="run one task, e.g. anki/161 (repeatable)"),
     agent: str = typer.Option("oracle", help="oracle, null, claude or command"),
     trials: int = typer.Option(1, min=1),
-    parallel: int = typer.Option(1, min=1, help="environments side by side (see `mcpworld bench parallel`)"),
+    parallel: str = typer.Option("1", help="environments side by side, or auto: another starts while the machine "
+                                 "has memory for its app's measured peak and CPU to spare (see `mcpworld bench`)"),
     out: Optional[Path] = typer.Option(None, help="run directory (default runs/<time>-<agent>)"),
     no_bash: bool = typer.Option(False, "--no-bash", help="drop the bash and edit tools"),
     tools: Optional[str] = typer.Option(None, help="comma-separated tool names to keep (after the mode filter)"),
@@ -50,6 +51,9 @@ def run(
 
     check_modes(mode)
     check_backend(backend)
+    if parallel != "auto" and not (parallel.isdigit() and int(parallel) >= 1):
+        fail(f"--parallel must be a whole number from 1, or auto (not {parallel!r})")
+    parallel = parallel if parallel == "auto" else int(parallel)
     _, tasks = load()
     if app_build is not None and not app_build.is_dir():
         fail(f"--app-build {app_build}: no such folder")
@@ -84,6 +88,8 @@ def run(
     if total == 0:
         fail("nothing to run: no selected task declares the chosen mode(s)")
     runner_for = None
+    if executor == "ray" and parallel == "auto":
+        fail("--parallel auto admits environments on this machine; on Ray each node's mcpworld_env slots do")
     if executor == "ray":
         from mcpworld.ray_executor import RayExecutor
 

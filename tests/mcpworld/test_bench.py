@@ -60,3 +60,24 @@ def test_bench_of_one_app_names_an_unknown_one():
                         "--app", "no-such-app"], cwd=paths.ROOT, capture_output=True, text=True, timeout=120,
                        env={**os.environ, "COLUMNS": "200"})
     assert r.returncode != 0 and "no-such-app" in r.stderr and "anki" in r.stderr, r.stderr
+
+
+def test_the_memory_part_keeps_each_apps_peak_with_the_app():
+    """`--part memory` measures an app's environment against the bare desktop and writes the peak that
+    `--parallel auto` admits by (the file is put back as it was)."""
+    kept = paths.ROOT / "apps" / "anki" / "measured.json"
+    before = kept.read_text() if kept.exists() else None
+    try:
+        r = subprocess.run([sys.executable, "-m", "mcpworld.cli", "bench", "run", "--size", "smoke", "--part", "memory",
+                            "--app", "anki", "--out", os.devnull], cwd=paths.ROOT, capture_output=True, text=True,
+                           timeout=600, env={**os.environ, "COLUMNS": "200"})
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        measured = json.loads(kept.read_text())
+        from mcpworld.admission import app_peak_mb
+        assert app_peak_mb(kept.parent) == measured["peak_mb_per_env"]
+        assert 200 < measured["peak_mb_per_env"] < 8000  # Anki's Qt web engine: several hundred MB
+    finally:
+        if before is None:
+            kept.unlink(missing_ok=True)
+        else:
+            kept.write_text(before)

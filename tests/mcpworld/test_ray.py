@@ -147,3 +147,17 @@ def test_a_run_whose_driver_is_killed_resumes_on_the_cluster(cluster, tmp_path):
     assert r.returncode == 0, r.stderr
     exactly_once(run)
     assert all(x["success"] for x in results(run))
+
+
+def test_the_bench_sets_ray_against_parallel_here(cluster, tmp_path):
+    address, _ = cluster
+    out = tmp_path / "bench.json"
+    r = subprocess.run([sys.executable, "-m", "mcpworld.cli", "bench", "run", "--size", "smoke", "--part", "parallel",
+                        "--ray-address", address, "--out", str(out)], cwd=paths.ROOT, env={**ENV, "COLUMNS": "200"},
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    figures = {f["name"]: f for f in json.loads(out.read_text())["figures"]}
+    on_ray = [f for name, f in figures.items() if "at once on Ray" in name]
+    assert len(on_ray) == 2 and all(f["baseline"]["median"] > 0 and "per GB" in f["note"] for f in on_ray)
+    overhead = figures["Ray's overhead per trial (submit to start, result back)"]
+    assert overhead["value"]["n"] == 3 and 0 < overhead["value"]["median"] < overhead["baseline"]["median"]
