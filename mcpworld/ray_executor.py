@@ -60,8 +60,6 @@ def _run_on_node(key: str, raw: dict, mode: str, k: int, options: dict, agent_na
                  agent_options: dict) -> tuple[str, bytes, float, float]:
     """On a node: the trial run as locally, from this node's own copy of the task (which must be the
     driver's), into a temporary folder; its result, the folder packed, and when the node began and ended."""
-    import time
-
     began = time.time()
     from mcpworld.agents import make_agent
     from mcpworld.config.load import load_tasks

@@ -9,6 +9,7 @@ oracle), against the bare desktop's; kept with the app (apps/<app>/measured.json
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -24,31 +25,42 @@ from mcpworld.trial import TrialOptions
 SAMPLE = 0.25  # seconds between memory samples
 
 
-async def _peak_rss(stop: asyncio.Event, peak: list[int]) -> None:
-    me = psutil.Process(os.getpid())
-    while not stop.is_set():
-        total = 0
-        for p in me.children(recursive=True):
-            try:
-                total += p.memory_info().rss
-            except psutil.Error:
-                continue
-        peak[0] = max(peak[0], total)
+def _children_rss() -> int:
+    """Bytes resident in every process under this one (the trials' apps, displays and servers)."""
+    total = 0
+    for p in psutil.Process(os.getpid()).children(recursive=True):
         try:
-            await asyncio.wait_for(stop.wait(), SAMPLE)
-        except asyncio.TimeoutError:
-            pass
+            total += p.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
 
 
-async def _peak_used(stop: asyncio.Event, peak: list[int]) -> None:
-    """The machine's memory in use above what it was at the start (trials on Ray nodes are not our children)."""
+def _used_since_start():
+    """The machine's memory in use above what it was when asked (trials on Ray nodes are not our children)."""
     start = psutil.virtual_memory().used
-    while not stop.is_set():
-        peak[0] = max(peak[0], psutil.virtual_memory().used - start)
-        try:
-            await asyncio.wait_for(stop.wait(), SAMPLE)
-        except asyncio.TimeoutError:
-            pass
+    return lambda: psutil.virtual_memory().used - start
+
+
+@contextlib.asynccontextmanager
+async def _peak(read):
+    """The highest value read() gave while the block ran, sampled every SAMPLE seconds: peak[0]."""
+    stop, peak = asyncio.Event(), [0]
+
+    async def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], read())
+            try:
+                await asyncio.wait_for(stop.wait(), SAMPLE)
+            except asyncio.TimeoutError:
+                pass
+
+    sampler = asyncio.create_task(sample())
+    try:
+        yield peak
+    finally:
+        stop.set()
+        await sampler
 
 
 async def one_level(tasks: list[ResolvedTask], width: int, per_env: int, out: Path,
@@ -57,14 +69,11 @@ async def one_level(tasks: list[ResolvedTask], width: int, per_env: int, out: Pa
     `width` environments side by side, here or (with an executor) on a Ray cluster."""
     total = width * per_env
     trials = -(-total // len(tasks))
-    stop, peak, used = asyncio.Event(), [0], [0]
-    samplers = [asyncio.create_task(_peak_rss(stop, peak)), asyncio.create_task(_peak_used(stop, used))]
-    t = time.perf_counter()
-    summary = await run_all(tasks, [Mode.MCP], "oracle", out, trials=trials, base_opts=TrialOptions(), parallel=width,
-                            executor=executor)
-    wall = time.perf_counter() - t
-    stop.set()
-    await asyncio.gather(*samplers)
+    async with _peak(_children_rss) as peak, _peak(_used_since_start()) as used:
+        t = time.perf_counter()
+        summary = await run_all(tasks, [Mode.MCP], "oracle", out, trials=trials, base_opts=TrialOptions(),
+                                parallel=width, executor=executor)
+        wall = time.perf_counter() - t
     n = summary.trials
     return n / wall * 3600, peak[0] / 1e6 / width, n - summary.overall.successes, max(used[0], 1) / 2**30
 
@@ -120,16 +129,13 @@ async def _bare_desktop_mb(seconds: float = 3.0) -> float:
     """The peak memory of an environment with no app: its X server, window manager and session bus."""
     from mcpworld.envs import LOCAL, make_environment
 
-    stop, peak = asyncio.Event(), [0]
     env = make_environment(LOCAL)
-    sampler = asyncio.create_task(_peak_rss(stop, peak))
-    await env.open()
-    try:
-        await asyncio.sleep(seconds)
-    finally:
-        await env.close()
-        stop.set()
-        await sampler
+    async with _peak(_children_rss) as peak:
+        await env.open()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            await env.close()
     return peak[0] / 2**20
 
 
@@ -141,14 +147,9 @@ async def memory(bench_tasks: dict[str, ResolvedTask], out: Path) -> list[Figure
     bare = await _bare_desktop_mb()
     figs = []
     for app_id, rt in sorted(bench_tasks.items()):
-        stop, peak = asyncio.Event(), [0]
-        sampler = asyncio.create_task(_peak_rss(stop, peak))
         mode = Mode.MCP if Mode.MCP in rt.task.modes else rt.task.modes[0]
-        try:
+        async with _peak(_children_rss) as peak:
             await run_all([rt], [mode], "oracle", out / f"memory-{app_id}", base_opts=TrialOptions())
-        finally:
-            stop.set()
-            await sampler
         mb = peak[0] / 2**20
         write_measured(rt.app.folder, mb, machine())
         figs.append(Figure(part="memory", name=f"{rt.app.name}: peak memory of one environment", unit="MB",

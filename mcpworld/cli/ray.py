@@ -16,5 +16,4 @@ def resources(envs: int = typer.Option(2, min=1, help="environments this node ho
     from mcpworld.ray_executor import local_resources_json
 
     apps, _ = load()
-    console.print(local_resources_json(apps.values() if isinstance(apps, dict) else apps, envs), highlight=False,
-                  soft_wrap=True)
+    console.print(local_resources_json(apps.values(), envs), highlight=False, soft_wrap=True)
