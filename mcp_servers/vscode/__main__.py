@@ -1,0 +1,3 @@
+from mcp_servers.vscode.server import main
+
+main()
