@@ -18,7 +18,7 @@ from mcpworld import paths
 from mcpworld.config.app import AppConfig
 from mcpworld.config.task import Task
 from mcpworld.envs.base import Environment
-from mcpworld.errors import AppExitedEarly, EnvironmentSetupError
+from mcpworld.errors import AppExitedEarly, EnvironmentSetupError, PrerequisiteError
 from mcpworld.sources import EventSource
 from mcpworld.values import RunValues
 
@@ -52,6 +52,8 @@ async def hand_over(app: AppConfig, env: Environment, values: RunValues) -> None
 
 async def launch(app: AppConfig, env: Environment, values: RunValues, extra_env: dict[str, str]):
     """Start the app with its launch command; the process."""
+    if app.launch is None:  # an app declared unavailable (its config has no launch)
+        raise PrerequisiteError(f"{app.name} is unavailable: {app.unavailable_reason}")
     argv = [values.expand(a) for a in app.launch.command]
     launch_env = {k: values.expand(v) for k, v in app.launch.env.items()}
     return await env.spawn(argv, env={**launch_env, **extra_env}, log_name="app")

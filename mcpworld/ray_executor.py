@@ -40,12 +40,13 @@ def app_resource(app_id: str) -> str:
 
 
 def node_resources(apps, envs: int, docker: bool) -> dict[str, float]:
-    """What this machine offers a cluster: `envs` environment slots, every installed app, Docker if it runs."""
+    """What this machine offers a cluster: `envs` environment slots, every installed app (none declared
+    unavailable), Docker if it runs."""
     from mcpworld.install import is_installed
 
     out: dict[str, float] = {ENV_SLOT: float(envs)}
     for app in apps:
-        if is_installed(app):
+        if app.available and is_installed(app):  # an app declared unavailable has nothing to check
             out[app_resource(app.id)] = float(PRESENT)
     if docker:
         out[DOCKER] = float(PRESENT)

@@ -67,7 +67,7 @@ def bench_tasks(tasks: dict, only: list[str] = ()) -> dict:
     apps = {rt.app.id: rt.app for rt in tasks.values()}
     out = {}
     for app_id, app in apps.items():
-        if app.bench is None or not is_installed(app):
+        if app.bench is None or not app.available or not is_installed(app):
             continue
         key = f"{app_id}/{app.bench.task}"
         if key not in tasks:

@@ -31,9 +31,20 @@ def _apps(app_ids: list[str]) -> list:
     return [a for a in apps.values() if not app_ids or a.id in app_ids]
 
 
+def _available(apps: list, strict: bool = False) -> list:
+    """The apps that can be installed here; each one declared unavailable is skipped, saying why (with
+    `strict`, an app named on the command line, refused)."""
+    for a in apps:
+        if not a.available:
+            if strict:
+                fail(f"{a.id} is unavailable: {a.unavailable_reason}")
+            err.print(f"{a.id}: skipped, unavailable: {a.unavailable_reason}", highlight=False)
+    return [a for a in apps if a.available]
+
+
 @app.command("list")
 def apps_list():
-    """The apps, whether each is installed here, and its task count."""
+    """The apps, whether each is installed here (or why it cannot be), and its task count."""
     from mcpworld.install import is_installed
 
     apps, tasks = load()
@@ -41,7 +52,8 @@ def apps_list():
     for col in ("app", "name", "installed", "tasks", "MCP servers", "sources"):
         table.add_column(col)
     for a in apps.values():
-        table.add_row(a.id, a.name, "yes" if is_installed(a) else "no", str(sum(rt.app.id == a.id for rt in tasks.values())),
+        installed = ("yes" if is_installed(a) else "no") if a.available else f"unavailable: {a.unavailable_reason}"
+        table.add_row(a.id, a.name, installed, str(sum(rt.app.id == a.id for rt in tasks.values())),
                       ", ".join(a.mcp_servers) or "-", ", ".join(a.sources) or "-")
     console.print(table)
 
@@ -51,7 +63,7 @@ def apps_install(app_id: list[str] = typer.Option([], "--app", help="default: ev
     """Install what each app needs: its Debian and PyPI packages and its MCP servers' packages (skips what is there)."""
     from mcpworld.install import install_app, is_installed
 
-    for a in _apps(app_id):
+    for a in _available(_apps(app_id), strict=bool(app_id)):
         if is_installed(a):
             err.print(f"{a.id}: installed")
             continue
@@ -67,7 +79,7 @@ def apps_install(app_id: list[str] = typer.Option([], "--app", help="default: ev
 @app.command("snapshots")
 def apps_snapshots(app_id: list[str] = typer.Option([], "--app", help="default: every app")):
     """Build each app's snapshots from what is installed (snapshots/<app>/build.py)."""
-    for a in _apps(app_id):
+    for a in _available(_apps(app_id)):
         builder = paths.SNAPSHOTS_DIR / a.id / "build.py"
         if not builder.is_file():
             err.print(f"{a.id}: no snapshot builder ({builder})")
@@ -129,7 +141,7 @@ def images_build(desktop: list[str] = typer.Option(["xfce"], "--desktop", help="
     """Build the desktop images and app layers; each is skipped while its inputs are unchanged."""
     from mcpworld import images as imgs
 
-    chosen = _apps(app_id)
+    chosen = _available(_apps(app_id), strict=bool(app_id))
     client = imgs.docker_client()
     try:
         built = imgs.build_all(client, desktop, chosen, base, log=lambda m: err.print(m, highlight=False), force=force)

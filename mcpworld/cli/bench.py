@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from mcpworld.cli.common import console, err, fail, load
+from mcpworld.cli.common import check_available, console, err, fail, load
 
 app = typer.Typer(no_args_is_help=True, help="Benchmarks: figures next to a baseline measured in the same run.")
 
@@ -86,6 +86,7 @@ def bench_startup(task_id: Optional[str] = typer.Option(None, "--task", help="th
             fail("no app declares a [bench] task; name one with --task")
     if task_id not in tasks:
         fail(f"unknown task '{task_id}'")
+    check_available(tasks[task_id].app)
     local, docker = startup(tasks[task_id], trials, cold, log=lambda m: err.print(m, highlight=False))
     if as_json:
         console.print_json(json.dumps([dataclasses.asdict(local), dataclasses.asdict(docker)]))

@@ -49,6 +49,12 @@ def select(tasks: dict, task_ids: list[str], app_ids: list[str]) -> list:
     return chosen
 
 
+def check_available(app) -> None:
+    """Exit 2 naming the reason if the app is declared unavailable (nothing of it can be started)."""
+    if not app.available:
+        fail(f"{app.name} is unavailable: {app.unavailable_reason}")
+
+
 def check_modes(modes: list[str]) -> None:
     from gateway.modes import MODES
 

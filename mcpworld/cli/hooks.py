@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from mcpworld import paths
-from mcpworld.cli.common import check_modes, console, err, fail, load, select
+from mcpworld.cli.common import check_available, check_modes, console, err, fail, load, select
 
 app = typer.Typer(no_args_is_help=True, help="Write hooks: trace an app's exported functions, check a task's key steps.")
 
@@ -31,6 +31,7 @@ def hooks_trace(
     rts = [rt for rt in tasks.values() if rt.app.id == app_id]
     if not rts:
         fail(f"no tasks for app '{app_id}' to take a starting state from")
+    check_available(rts[0].app)
     trial_dir = paths.new_run_dir(f"trace-{app_id}")
     try:
         n = asyncio.run(trace_app(rts[0], pattern, module, out, seconds, trial_dir, err))
@@ -51,6 +52,7 @@ def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m"),
     check_modes([mode])
     _, tasks = load()
     rt = select(tasks, [task], [])[0]
+    check_available(rt.app)
     if solution:
         try:
             mode = str(rt.task.solution(solution).mode)

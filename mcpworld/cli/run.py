@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from mcpworld import paths
-from mcpworld.cli.common import check_backend, check_modes, console, err, fail, load, select
+from mcpworld.cli.common import check_available, check_backend, check_modes, console, err, fail, load, select
 from mcpworld.errors import MCPWorldError
 
 
@@ -76,7 +76,9 @@ def run(
         chosen = select(tasks, task, app_id)
     out = out or paths.new_run_dir(agent)
     here = executor == "local"
-    total = len(plan(declared(chosen, opts.backend, here)[0], mode, trials)) - (len(resumed.finished) if resumed else 0)
+    runnable, chosen_info = declared(chosen, opts.backend, here)
+    total = len(plan(runnable, mode, trials)) - (len(resumed.finished) if resumed else 0)
+    not_runnable = _not_runnable(chosen_info)
     if resumed is not None:
         err.print(f"resuming {out}: {len(resumed.finished)} finished trial(s) kept, {len(resumed.set_aside)} "
                   f"unfinished set aside in {out / 'set_aside'}, {total} to run", highlight=False)
@@ -86,7 +88,11 @@ def run(
             console.print(f"results: {out}  (mcpworld report {out} --html report.html)")
             return
     if total == 0:
-        fail("nothing to run: no selected task declares the chosen mode(s)")
+        fail("nothing to run: " + ("; ".join(not_runnable) if not runnable and not_runnable
+                                   else "no selected task declares the chosen mode(s)"))
+    if not_runnable:
+        err.print("declared but not run (STRICT counts them as failures): " + "; ".join(not_runnable), highlight=False,
+                  soft_wrap=True)
     runner_for = None
     if executor == "ray" and parallel == "auto":
         fail("--parallel auto admits environments on this machine; on Ray each node's mcpworld_env slots do")
@@ -111,6 +117,15 @@ def run(
             fail(str(e), 1)
     print_report(summary, console)
     console.print(f"results: {out}  (mcpworld report {out} --html report.html)")
+
+
+def _not_runnable(info: dict[str, dict]) -> list[str]:
+    """The chosen tasks that cannot run, grouped by why: "a/1, a/2: unavailable: <reason>"."""
+    groups: dict[str, list[str]] = {}
+    for key, d in info.items():
+        if d["status"] != "ready":
+            groups.setdefault(f"{d['status']}: {d['reason']}".rstrip(": "), []).append(key)
+    return [f"{', '.join(keys)}: {why}" for why, keys in groups.items()]
 
 
 def _resumed_run(run_dir: Path, tasks: dict, task_ids: list[str], app_ids: list[str], asked: dict, opts):
@@ -186,6 +201,7 @@ def gateway(
     check_backend(backend)
     _, tasks = load()
     rt = select(tasks, [task], [])[0]
+    check_available(rt.app)
     if transport not in ("stdio", "http"):
         fail("--transport must be stdio or http")
     out = out or paths.new_run_dir("gateway")

@@ -18,13 +18,15 @@ app = typer.Typer(no_args_is_help=True, help="List, validate, show and verify ta
 
 @app.command("list")
 def tasks_list(app_id: Optional[str] = typer.Option(None, "--app")):
-    """One line per task."""
+    """One line per task; a task that is not ready says its status and why before its instruction."""
     _, tasks = load()
-    rows = [(key, str(rt.task.template), rt.task.difficulty[0], str(rt.task.human_step_count),
-             str(len(rt.task.key_steps)), ",".join(rt.task.modes), rt.instruction)
-            for key, rt in tasks.items() if not app_id or rt.app.id == app_id]
+    chosen = [rt for key, rt in tasks.items() if not app_id or rt.app.id == app_id]
+    rows = [(rt.key, str(rt.task.template), rt.task.difficulty[0], str(rt.task.human_step_count or "-"),
+             str(len(rt.task.key_steps)), ",".join(rt.task.modes), rt.task.status,
+             rt.instruction if rt.task.status == "ready" else f"({rt.task.status_reason or rt.task.status}) {rt.instruction}")
+            for rt in chosen]
     table = Table(box=None, pad_edge=False)
-    heads = ("task", "tpl", "d", "steps", "keys", "modes")
+    heads = ("task", "tpl", "d", "steps", "keys", "modes", "status")
     widths = [max([len(col)] + [len(r[i]) for r in rows]) for i, col in enumerate(heads)]
     for i, col in enumerate(heads):
         table.add_column(col, no_wrap=True, justify="right" if i in (1, 3, 4) else "left", min_width=widths[i])
@@ -34,6 +36,11 @@ def tasks_list(app_id: Optional[str] = typer.Option(None, "--app")):
     for r in rows:
         table.add_row(*r[:-1], r[-1] if len(r[-1]) <= room else r[-1][:room - 1] + "…")
     console.print(table)
+    counts = {}
+    for rt in chosen:
+        counts[rt.task.status] = counts.get(rt.task.status, 0) + 1
+    console.print(f"{len(chosen)} task(s) declared: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())),
+                  highlight=False)
 
 
 @app.command("validate")

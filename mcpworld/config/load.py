@@ -98,6 +98,9 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
         raise ConfigError(file, "app", f"unknown app '{task.app}' (known: {', '.join(sorted(apps))})")
     if file.parent.parent.name != task.app:
         errors.append(ConfigError(file, "app", f"'{task.app}' but the task sits in tasks/{file.parent.parent.name}/"))
+    if not app.available and task.status == "ready":
+        errors.append(ConfigError(file, "status", f"'ready', but app '{app.id}' is unavailable "
+                                  f"({app.unavailable_reason}): declare the task \"unavailable\""))
 
     params = {k: v for k, v in task.params.items()}
     errors += check_placeholders(task.instruction, set(params), file, "instruction", "params")

@@ -131,6 +131,60 @@ def test_malformed_app_config(tmp_path):
         load_app(folder / "app.toml")
 
 
+def test_an_app_declared_unavailable_needs_no_launch_but_a_reason_and_its_tasks_cannot_be_ready(tmp_path):
+    from mcpworld.config.app import load_app
+    folder = tmp_path / "apps" / "gone"
+    folder.mkdir(parents=True)
+    toml = folder / "app.toml"
+    toml.write_text('id = "gone"\nname = "Gone"\navailable = false\nunavailable_reason = "no package here"\n'
+                    '[events]\nitem_added = "an item was added"\n')
+    app = load_app(toml)
+    assert not app.available and app.launch is None and app.ready is None
+    assert app.unavailable_reason == "no package here"
+    # without a reason it is refused, naming the field
+    toml.write_text('id = "gone"\nname = "Gone"\navailable = false\n[events]\n')
+    with pytest.raises(ConfigErrors) as e:
+        load_app(toml)
+    assert [(x.file, x.field) for x in e.value.errors] == [(str(toml), "unavailable_reason")]
+    # an available app still needs [launch] and [ready]: the error names the file and each field
+    toml.write_text('id = "gone"\nname = "Gone"\n[ready]\nwindow_name = "x"\n[events]\n')
+    with pytest.raises(ConfigErrors) as e:
+        load_app(toml)
+    [err] = e.value.errors
+    assert (err.file, err.field) == (str(toml), "launch") and "missing [launch]" in err.problem
+    assert str(toml) in str(err) and ": launch: " in str(err)
+    toml.write_text('id = "gone"\nname = "Gone"\n[events]\n')
+    with pytest.raises(ConfigErrors) as e:
+        load_app(toml)
+    assert {x.field for x in e.value.errors} == {"launch", "ready"}
+    # its tasks are declared (unavailable), never ready
+    toml.write_text('id = "gone"\nname = "Gone"\navailable = false\nunavailable_reason = "no package here"\n'
+                    '[events]\nitem_added = "an item was added"\n')
+    apps = {"gone": load_app(toml)}
+    task = {"template": 1, "app": "gone", "status": "unavailable", "status_reason": "Gone: no package here",
+            "instruction": "Add {item}", "params": {"item": "x"}, "difficulty": "Easy", "modes": [],
+            "key_steps": [{"id": "added", "event": "item_added"}]}
+    f = tmp_path / "tasks" / "gone" / "1" / "task.json"
+    f.parent.mkdir(parents=True)
+    f.write_text(json.dumps(task))
+    assert load_task(f, apps).instruction == "Add x"
+    f.write_text(json.dumps({**task, "status": "ready", "human_steps": 1}))
+    with pytest.raises(ConfigErrors) as e:
+        load_task(f, apps)
+    assert ("status", "'ready', but app 'gone' is unavailable (no package here): declare the task \"unavailable\"") in \
+        {(x.field, x.problem) for x in e.value.errors}
+
+
+def test_the_unavailable_apps_tasks_are_declared_with_their_reason():
+    """Every task of an app declared unavailable says so (not ready, no modes) and why."""
+    apps = load_apps()
+    tasks = load_tasks(apps=apps)
+    for key, rt in tasks.items():
+        if not rt.app.available:
+            assert rt.task.status == "unavailable" and rt.task.modes == [] and rt.task.status_reason, key
+            assert rt.app.unavailable_reason in rt.task.status_reason, key
+
+
 def test_run_values_in_oracle_arguments_wait_for_the_run():
     from mcpworld.config.templating import expand, expand_tree
     later = frozenset({"home"})
