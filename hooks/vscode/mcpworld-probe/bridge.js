@@ -121,9 +121,11 @@ const METHODS = {
 
   write_file: async ({ path: p, text, save = true }) => {
     const uri = uriOf(p);
-    const edit = new vscode.WorkspaceEdit();
-    if (!fs.existsSync(uri.fsPath)) edit.createFile(uri, { ignoreIfExists: true });
-    await apply(edit, "create the file");
+    if (!fs.existsSync(uri.fsPath)) {
+      const edit = new vscode.WorkspaceEdit();
+      edit.createFile(uri, { ignoreIfExists: true });
+      await apply(edit, "create the file");
+    }
     const doc = await vscode.workspace.openTextDocument(uri);
     const whole = new vscode.WorkspaceEdit();
     whole.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);

@@ -84,7 +84,9 @@ function activate(context) {
   sub(vscode.window.onDidOpenTerminal((t) => emit("terminal_opened", { name: t.name })));
   if (vscode.window.onDidEndTerminalShellExecution) {
     sub(vscode.window.onDidEndTerminalShellExecution((e) => {
-      const cwd = e.execution.cwd ? e.execution.cwd.fsPath : null;
+      // the first command of a new terminal can end before the shell has reported where it is
+      const where = e.execution.cwd || e.shellIntegration.cwd || e.terminal.creationOptions.cwd;
+      const cwd = where ? (typeof where === "string" ? where : where.fsPath) : null;
       emit("terminal_command", { command: e.execution.commandLine.value, cwd, cwd_rel: cwd ? state.relPath(cwd) : null,
                                  exit_code: e.exitCode ?? null, terminal: e.terminal.name });
     }));
