@@ -23,6 +23,7 @@ from pathlib import Path
 
 from mcpworld import paths
 from mcpworld.config.app import AppConfig
+from mcpworld.install import missing_npm, npm_prefix
 from mcpworld.errors import MCPWorldError
 
 CONTAINERS_DIR = paths.CONTAINERS_DIR
@@ -259,20 +260,39 @@ def build_desktop(client, desktop: str, base: str = "auto", log: Log = print, fo
         return _build(client, tag, ctx, inputs, {"BASE": base_tag}, log, nocache)
 
 
+def _link_tree(src: Path, dst: Path) -> None:
+    """A copy of a folder for a build context: hard links where the file system allows, copies otherwise."""
+    def link(a, b):
+        try:
+            os.link(a, b)
+        except OSError:
+            shutil.copy2(a, b)
+    shutil.copytree(src, dst, symlinks=True, copy_function=link)
+
+
 def build_app(client, desktop: str, app: AppConfig, log: Log = print, force: bool = False,
               nocache: bool = False) -> Built:
     """The app layer: desktop image + the app's Debian and Python packages."""
     desktop_image = client.images.get(desktop_tag(desktop))
     dockerfile = (CONTAINERS_DIR / "app" / "Dockerfile").read_bytes()
+    prefix = npm_prefix(app)
+    if app.install.npm:
+        # the npm packages (built here, native modules included) go in as the host has them, at the same path
+        if missing := missing_npm(app):
+            raise ImageBuildError(f"{app.id}: {', '.join(missing)} not installed here: run `mcpworld apps install {app.id}`")
+        dockerfile += f"USER root\nCOPY app-npm {prefix}\nUSER app\n".encode()
     apt = " ".join(app.install.apt)
     python = image_python_version()
-    inputs = _hash(dockerfile, apt, python, *app.install.pip, desktop_image.id)
+    npm_inputs = [*app.install.npm, app.install.node or ""] if app.install.npm else []
+    inputs = _hash(dockerfile, apt, python, *app.install.pip, *npm_inputs, desktop_image.id)
     tag = app_tag(desktop, app.id)
     if cached := _cached(client, tag, inputs, force):
         return cached
     with tempfile.TemporaryDirectory(prefix=f"mcpworld-{desktop}-{app.id}-") as tmp:
         ctx = Path(tmp)
         (ctx / "Dockerfile").write_bytes(dockerfile)
+        if app.install.npm:
+            _link_tree(prefix, ctx / "app-npm")
         fetch_wheels(list(app.install.pip), python, ctx / "app-wheels", log)
         return _build(client, tag, ctx, inputs, {"DESKTOP": desktop_tag(desktop), "APT_PACKAGES": apt}, log, nocache)
 
@@ -282,7 +302,7 @@ def build_all(client, desktops: list[str], apps: list[AppConfig], base: str = "a
     out = []
     for desktop in desktops:
         out.append(build_desktop(client, desktop, base, log, force))
-        for app in apps:
+        for app in (a for a in apps if a.available):
             out.append(build_app(client, desktop, app, log, force))
     return out
 

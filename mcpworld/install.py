@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from mcpworld.config.app import AppConfig
+from mcpworld.errors import MCPWorldError
 from mcpworld.config.templating import expand
 
 
@@ -125,6 +126,8 @@ def apt_install(packages: list[str], log=print) -> None:
 
 
 def is_installed(app: AppConfig) -> bool:
+    if not app.available:
+        return False
     if any(pip_version(r) is None for r in server_requirements(app)) or missing_npm(app):
         return False
     if not app.install.check:
@@ -152,6 +155,8 @@ def app_version(app: AppConfig) -> str | None:
 
 
 def install_app(app: AppConfig, log=print) -> None:
+    if not app.available:
+        raise MCPWorldError(f"{app.name} cannot be installed: {app.unavailable_reason}")
     apt_install(app.install.apt, log)
     npm_install(app, log)
     pip = [*app.install.pip, *server_requirements(app)]
