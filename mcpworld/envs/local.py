@@ -43,7 +43,10 @@ def _die_with_runner() -> None:
 
 
 def sweep_stale(tmp: Path | None = None) -> list[Path]:
-    """Delete the folders of environments whose runner is gone (killed before its teardown)."""
+    """Kill what is left of environments whose runner is gone (killed before its teardown) and delete
+    their folders. The app's own process dies with the runner; what it started need not (code-server's
+    servers and extension host outlive it, and its probe would knock on a later trial's evaluator port):
+    they carry the environment's marker or name its folder."""
     removed = []
     for d in Path(tmp or tempfile.gettempdir()).glob(f"{PREFIX}*"):
         try:
@@ -51,6 +54,11 @@ def sweep_stale(tmp: Path | None = None) -> list[Path]:
         except (OSError, ValueError):
             continue
         if not psutil.pid_exists(pid):
+            for p in _marked("env-" + d.name[len(PREFIX):].split("-")[0], str(d)):
+                try:
+                    p.kill()
+                except psutil.Error:
+                    pass
             shutil.rmtree(d, ignore_errors=True)
             removed.append(d)
     return removed
