@@ -89,7 +89,8 @@ function whole() {
     tabs: tabs(),
     editors: visibleEditors(),
     active: active && rel(active.document.uri) ? cursor(active) : null,
-    dirty: vscode.workspace.textDocuments.filter((d) => d.isDirty && rel(d.uri)).map((d) => rel(d.uri)),
+    // the workspace's unsaved files (VS Code's own settings files outside it are not the task's)
+    dirty: vscode.workspace.textDocuments.map((d) => (d.isDirty ? rel(d.uri) : null)).filter((p) => p && !path.isAbsolute(p)),
     settings: watchedSettings(),
     terminals: vscode.window.terminals.map((t) => t.name),
   };
