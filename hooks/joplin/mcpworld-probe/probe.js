@@ -1,0 +1,245 @@
+// mcpworld's probe inside Joplin's terminal client: loaded into the client's own Node process
+// (`node --require probe.js .../joplin/main.js`), it wraps Joplin's models (Note, Folder, Tag, Resource), its
+// importer and its store's middleware once the app module has loaded, and reports the milestones over the
+// evaluator's websocket (probe_client.js). After the TUI is up it starts Joplin's Data API on the run's port
+// with the run's token (the MCP server's way in) and serves the bridge (bridge.js) for what the Data API
+// cannot do (settings, the selected note, the importer). Events inside a Data API request or a bridge call
+// carry channel "api", the rest (typed commands, keys) "gui". Every callback catches its own errors: the TUI
+// exits on an unhandled rejection. It never runs code sent to it. Outside mcpworld it does nothing.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+const Module = require("module");
+const { AsyncLocalStorage } = require("async_hooks");
+
+const MAIN = (() => { try { return fs.realpathSync(process.argv[1] || "."); } catch (e) { return ""; } })();
+// Node passes --require to no child, but be sure this is Joplin's own process
+if (/\/joplin\/main\.js$/.test(MAIN)) start();
+
+function start() {
+  const { readConfig, ProbeClient, CONFIG_ENV } = require("./probe_client");
+  const cfg = readConfig();
+  delete process.env[CONFIG_ENV];
+  if (!cfg) return;
+  const JDIR = path.dirname(MAIN);
+  const req = (m) => require(require.resolve(m, { paths: [JDIR] }));  // the app's own module instances
+  const client = new ProbeClient(cfg);
+  const als = new AsyncLocalStorage();
+
+  const emit = (name, payload = {}) => {
+    const st = als.getStore();
+    try { client.emit(name, { ...payload, channel: st ? st.channel : "gui" }); } catch (e) { /* never break the app */ }
+  };
+  const safe = (fn) => async (...a) => { try { return await fn(...a); } catch (e) { emit("probe_error", { where: fn.name, error: String(e && e.stack || e).slice(0, 2000) }); } };
+  emit("probe_started", { pid: process.pid });
+
+  const RES_RE = /:\/([0-9a-f]{32})/g;
+  const resIds = (body) => new Set((String(body || "").match(RES_RE) || []).map((s) => s.slice(2)));
+
+  function install(appModule) {
+    const Note = req("@joplin/lib/models/Note").default;
+    const Folder = req("@joplin/lib/models/Folder").default;
+    const Tag = req("@joplin/lib/models/Tag").default;
+    const Resource = req("@joplin/lib/models/Resource").default;
+    const Setting = req("@joplin/lib/models/Setting").default;
+    const BaseApplication = req("@joplin/lib/BaseApplication").default;
+    const InteropService = req("@joplin/lib/services/interop/InteropService").default;
+    const Api = req("@joplin/lib/services/rest/Api").default;
+    const app = appModule.default();
+
+    const folderTitle = async (id) => (id ? ((await Folder.load(id)) || {}).title ?? null : null);
+    const noteInfo = async (n) => ({ id: n.id, title: n.title, folder: await folderTitle(n.parent_id), is_todo: !!n.is_todo });
+    const wrap = (C, fn, around) => { const orig = C[fn]; C[fn] = async function (...args) { return around.call(this, orig.bind(this), ...args); }; };
+
+    // ---- notes ---------------------------------------------------------------------------------------
+    wrap(Note, "save", async function (orig, o, options) {
+      const old = o && o.id ? await Note.load(o.id) : null;
+      const saved = await orig(o, options);
+      await safe(async function noteSaved() {
+        const now = await Note.load(saved.id);
+        if (!now) return;
+        const info = await noteInfo(now);
+        if (!old) return emit(now.is_todo ? "todo_created" : "note_created", info);
+        const changed = ["title", "body", "parent_id", "is_todo", "todo_completed", "todo_due", "latitude", "longitude", "deleted_time"]
+          .filter((k) => String(old[k]) !== String(now[k]));
+        if (!changed.length) return;
+        emit("note_updated", { ...info, changed });
+        if (changed.includes("title")) emit("note_renamed", { ...info, old_title: old.title });
+        if (changed.includes("body")) {
+          emit("note_body_changed", { ...info, body: now.body.slice(0, 4000), old_body: (old.body || "").slice(0, 4000) });
+          const before = resIds(old.body);
+          for (const rid of resIds(now.body)) {
+            if (before.has(rid)) continue;
+            const r = await Resource.load(rid);
+            emit("resource_attached", { note: info, resource_id: rid, title: r && r.title, mime: r && r.mime, file_extension: r && r.file_extension });
+          }
+        }
+        if (changed.includes("parent_id")) emit("note_moved", { ...info, from_folder: await folderTitle(old.parent_id) });
+        if (changed.includes("todo_completed")) emit(now.todo_completed ? "todo_completed" : "todo_uncompleted", info);
+        if (changed.includes("todo_due")) emit("todo_due_set", { ...info, todo_due: now.todo_due || 0, old_todo_due: old.todo_due || 0 });
+        if (changed.includes("latitude") || changed.includes("longitude")) {
+          emit("note_location_set", { ...info, latitude: Number(now.latitude), longitude: Number(now.longitude) });
+        }
+        if (changed.includes("deleted_time")) emit(now.deleted_time ? "note_trashed" : "note_restored", info);
+      })();
+      return saved;
+    });
+    wrap(Note, "batchDelete", async function (orig, ids, options = {}) {
+      const infos = [];
+      await safe(async function noteDeleting() {
+        for (const n of ids && ids.length ? await Note.byIds(ids) : []) infos.push(await noteInfo(n));
+      })();
+      const r = await orig(ids, options);
+      for (const info of infos) emit(options && options.toTrash ? "note_trashed" : "note_deleted", info);
+      return r;
+    });
+
+    // ---- notebooks -----------------------------------------------------------------------------------
+    wrap(Folder, "save", async function (orig, o, options) {
+      const old = o && o.id ? await Folder.load(o.id) : null;
+      const saved = await orig(o, options);
+      await safe(async function folderSaved() {
+        const now = await Folder.load(saved.id);
+        if (!now) return;
+        const info = { id: now.id, title: now.title, parent: await folderTitle(now.parent_id) };
+        if (!old) return emit("folder_created", info);
+        if (old.title !== now.title) emit("folder_renamed", { ...info, old_title: old.title });
+        if (!!old.deleted_time !== !!now.deleted_time && now.deleted_time) emit("folder_trashed", info);
+      })();
+      return saved;
+    });
+    wrap(Folder, "delete", async function (orig, id, options = {}) {
+      const f = await Folder.load(id);
+      const r = await orig(id, options);
+      if (f && !(options && options.toTrash)) emit("folder_deleted", { id, title: f.title });  // to the trash: its save says so
+      return r;
+    });
+
+    // ---- tags ----------------------------------------------------------------------------------------
+    for (const [fn, name, want] of [["addNote", "tag_added", false], ["removeNote", "tag_removed", true]]) {
+      wrap(Tag, fn, async function (orig, tagId, noteId) {
+        const had = await Tag.hasNote(tagId, noteId);
+        const r = await orig(tagId, noteId);
+        if (had === want) {
+          await safe(async function tagged() {
+            const t = await Tag.load(tagId);
+            const n = await Note.load(noteId);
+            emit(name, { tag: t && t.title, note: n && await noteInfo(n) });
+          })();
+        }
+        return r;
+      });
+    }
+
+    // ---- the importer ----------------------------------------------------------------------------------
+    const interop = InteropService.prototype;
+    const origImport = interop.import;
+    interop.import = async function (options) {
+      const before = new Set((await Note.all({ fields: ["id"] })).map((n) => n.id));
+      const r = await origImport.call(this, options);
+      await safe(async function imported() {
+        const made = (await Note.all({ fields: ["id", "title", "parent_id"] })).filter((n) => !before.has(n.id));
+        emit("imported", { path: options.path, format: options.format || null, folder: await folderTitle(options.destinationFolderId),
+                           notes: made.map((n) => n.title) });
+      })();
+      return r;
+    };
+
+    // ---- the UI: the store's actions (selection, settings) -------------------------------------------
+    const USER_SETTINGS = /^(notes\.sortOrder\.|theme|style\.|editor|locale|dateFormat|timeFormat|showCompletedTodos|uncompletedTodosOnTop|trackLocation)/;
+    let selected = null;
+    const origMw = BaseApplication.prototype.generalMiddleware;
+    BaseApplication.prototype.generalMiddleware = async function (store, next, action) {
+      const r = await origMw.call(this, store, next, action);
+      await safe(async function stored() {
+        if (action.type === "NOTE_SELECT" && action.id && action.id !== selected) {
+          selected = action.id;
+          const n = await Note.load(action.id);
+          if (n) emit("note_opened", await noteInfo(n));
+        } else if (action.type === "SETTING_UPDATE_ONE" && USER_SETTINGS.test(action.key)) {
+          emit("setting_changed", { key: action.key, value: action.value });
+        }
+      })();
+      return r;
+    };
+
+    // ---- typed commands and Data API requests ----------------------------------------------------------
+    const origExec = app.execCommand.bind(app);
+    app.execCommand = async (argv) => {
+      const st = als.getStore();
+      return als.run({ channel: st ? st.channel : "gui" }, async () => {
+        try {
+          const r = await origExec(argv);
+          emit("command_run", { argv, ok: true });
+          return r;
+        } catch (e) {
+          emit("command_run", { argv, ok: false, error: String(e && e.message) });
+          throw e;
+        }
+      });
+    };
+    const origRoute = Api.prototype.route;
+    Api.prototype.route = function (...args) {
+      return als.run({ channel: "api" }, () => origRoute.apply(this, args));
+    };
+
+    const state = async () => {
+      const folders = await Folder.all({});
+      const titles = Object.fromEntries(folders.map((f) => [f.id, f.title]));
+      const notes = [];
+      for (const n of await Note.all({ fields: ["id", "title", "parent_id", "is_todo", "todo_completed", "todo_due", "deleted_time", "latitude", "longitude", "body"] })) {
+        notes.push({ id: n.id, title: n.title, folder: titles[n.parent_id] ?? null, is_todo: !!n.is_todo, completed: !!n.todo_completed,
+                     todo_due: n.todo_due || 0, trashed: !!n.deleted_time, latitude: Number(n.latitude), longitude: Number(n.longitude),
+                     body: (n.body || "").slice(0, 4000), tags: (await Tag.tagsByNoteId(n.id)).map((t) => t.title).sort(),
+                     resources: [...resIds(n.body)] });
+      }
+      const s = app.store() ? app.store().getState() : {};
+      return {
+        folders: folders.map((f) => ({ id: f.id, title: f.title, parent: titles[f.parent_id] ?? null, trashed: !!f.deleted_time })),
+        notes,
+        resources: (await Resource.all()).map((r) => ({ id: r.id, title: r.title, mime: r.mime, size: r.size })),
+        settings: { "notes.sortOrder.field": Setting.value("notes.sortOrder.field"), "notes.sortOrder.reverse": Setting.value("notes.sortOrder.reverse") },
+        selected_note_id: (s.selectedNoteIds || [])[0] || null,
+        selected_folder: titles[s.selectedFolderId] ?? null,
+      };
+    };
+
+    // the TUI is up (a one-shot command exits inside start): the Data API, the bridge, then ready
+    const origStart = app.start.bind(app);
+    app.start = async (argv) => {
+      const res = await origStart(argv);
+      await safe(async function ready() {
+        Setting.setValue("api.token", cfg.secrets.api);
+        Setting.setValue("api.port", Number(cfg.ports.api));
+        // Joplin's server listens on 127.0.0.1; in a container the MCP server reaches it on the container's address
+        const http = require("http");
+        const listen = http.Server.prototype.listen;
+        http.Server.prototype.listen = function (port, host, ...rest) {
+          http.Server.prototype.listen = listen;
+          return listen.call(this, port, Number(port) === Number(cfg.ports.api) ? cfg.bind_host || host : host, ...rest);
+        };
+        const ClipperServer = req("@joplin/lib/ClipperServer").default;
+        const cs = ClipperServer.instance();
+        cs.initialize();
+        cs.setDispatch(() => {});
+        void cs.start().catch((e) => emit("probe_error", { where: "data_api", error: String(e) }));
+        for (let i = 0; i < 100 && !(cs.server_ && cs.server_.listening); i++) await new Promise((r) => setTimeout(r, 50));
+        require("./bridge").serve(cfg, { emit, als, app, models: { Note, Folder, Tag, Setting }, state, flush: () => client.flush(5000) });
+        emit("ui_ready", await state());
+      })();
+      return res;
+    };
+  }
+
+  // the models are loaded with the app module (main.js: require('./app')), before app.start()
+  const origLoad = Module._load;
+  Module._load = function (request, parent) {
+    const r = origLoad.apply(this, arguments);
+    if (request === "./app" && parent && parent.filename === MAIN) {
+      Module._load = origLoad;
+      try { install(r); } catch (e) { emit("probe_error", { where: "install", error: String(e && e.stack || e).slice(0, 2000) }); }
+    }
+    return r;
+  };
+}

@@ -1,0 +1,3 @@
+from mcp_servers.joplin.server import main
+
+main()
