@@ -26,6 +26,7 @@ from mcpworld.install import npm_prefix  # noqa: E402
 SEED = """config trackLocation false
 config sync.target 0
 config revisionService.enabled false
+config editor "vi"
 mkbook "Work"
 mkbook "Personal"
 mkbook "Archive"
@@ -35,6 +36,8 @@ set "Shopping list" body "- bread\\n- coffee"
 mktodo "Pay bills"
 done "Pay bills"
 mknote "Old ideas"
+mknote "Old draft"
+rmnote -f "Old draft"
 use Work
 mknote "Meeting notes"
 set "Meeting notes" body "Agenda: budget review"
