@@ -1,21 +1,17 @@
-// The loopback bridge the VS Code MCP server and the state query call: POST / {"method", "params"} with
-// `Authorization: Bearer <the run's secret>` -> {"result"} or {"error"}, as probe_runtime/bridge_server.py
-// serves it for the Python probes. A request without the secret is refused (401) and reported as
-// `suspected_forgery`. Each method acts through VS Code's own API (editors, workspace edits, settings,
+// The methods of the bridge the VS Code MCP server and the state query call, served by the runtime's
+// bridge server (probe_runtime/bridge_server.js: the run's secret, a refused request reported as
+// `suspected_forgery`). Each method acts through VS Code's own API (editors, workspace edits, settings,
 // terminals), so the GUI shows it and the probe sees it as it sees the same action by hand. The reply waits
 // until the events the call set off have been emitted (debounced ones too) and acknowledged.
 // There is deliberately no method that runs code or an arbitrary command.
 "use strict";
 
-const crypto = require("crypto");
 const fs = require("fs");
-const http = require("http");
 const os = require("os");
 const path = require("path");
 const vscode = require("vscode");
 const state = require("./state");
-
-class BridgeError extends Error {}
+const { serve: serveBridge, BridgeError } = require("./probe_bridge_server");
 
 let calls = 0;
 function inCall() {
@@ -240,50 +236,21 @@ async function settle(pending) {
 }
 
 function serve(cfg, { emit, pending, flush }) {
-  const secret = Buffer.from(`Bearer ${cfg.secrets.bridge}`);
-  const server = http.createServer((req, res) => {
-    const reply = (code, body) => {
-      const data = JSON.stringify(body);
-      res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(data) });
-      res.end(data);
-    };
-    const given = Buffer.from(req.headers.authorization || "");
-    if (req.method !== "POST" || given.length !== secret.length || !crypto.timingSafeEqual(given, secret)) {
-      emit("suspected_forgery", { reason: "a bridge request without the run's secret", peer: `${req.socket.remoteAddress}:${req.socket.remotePort}` });
-      return reply(401, { error: "unauthorized" });
-    }
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", async () => {
-      let method, params;
-      try {
-        const body = JSON.parse(Buffer.concat(chunks).toString() || "{}");
-        method = String(body.method);
-        params = body.params || {};
-        if (typeof params !== "object" || Array.isArray(params)) throw new Error("params must be an object");
-      } catch (e) {
-        return reply(400, { error: `bad request: ${e.message}` });
-      }
-      const fn = METHODS[method];
-      if (!fn) return reply(200, { error: `unknown method '${method}' (methods: ${Object.keys(METHODS).sort().join(", ")})` });
-      let box;
+  return serveBridge({
+    host: cfg.bind_host, port: cfg.ports.bridge, secret: cfg.secrets.bridge, methods: METHODS,
+    onRefused: (peer) => emit("suspected_forgery", { reason: "a bridge request without the run's secret", peer }),
+    // events while a call runs (and settles) carry channel "api"
+    around: async (fn) => {
       calls += 1;
       try {
-        box = { result: await fn(params) };
-      } catch (e) {
-        box = { error: e instanceof BridgeError ? e.message : `${e.name}: ${e.message}` };
-      }
-      try {
-        await settle(pending);
+        return await fn();
       } finally {
         calls -= 1;
       }
-      await flush();
-      reply(200, box);
-    });
+    },
+    settle: () => settle(pending),
+    flush,
   });
-  server.listen(Number(cfg.ports.bridge), cfg.bind_host || "127.0.0.1");
-  return server;
 }
 
 module.exports = { serve, inCall, METHODS };
