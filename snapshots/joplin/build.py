@@ -26,7 +26,7 @@ from mcpworld.install import npm_prefix  # noqa: E402
 SEED = """config trackLocation false
 config sync.target 0
 config revisionService.enabled false
-config editor "vi"
+config editor "vi -Z"
 mkbook "Work"
 mkbook "Personal"
 mkbook "Archive"
