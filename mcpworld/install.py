@@ -8,6 +8,7 @@ import importlib.metadata
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -61,7 +62,8 @@ def npm_install(app: AppConfig, log=print) -> None:
     todo = missing_npm(app)
     if not todo:
         return
-    apt_install(app.install.build_apt, log)
+    # npm itself: the machine's (Node.js images ship it), else Debian's
+    apt_install([*app.install.build_apt, *([] if shutil.which("npm") else ["npm"])], log)
     prefix = npm_prefix(app)
     env = dict(os.environ)
     if app.install.node is not None and node_version(app) != app.install.node:
