@@ -29,6 +29,16 @@ function resolvePath(p) {
 
 const uriOf = (p) => vscode.Uri.file(resolvePath(p));
 
+// VS Code reports a selection set through the API once the window has taken it: wait for that report, so
+// the probe's debounced cursor event is pending (and the call's settle waits for it) before the reply
+function selectionReported(editor, ms = 2000) {
+  return new Promise((resolve) => {
+    const done = () => { clearTimeout(timer); d.dispose(); resolve(); };
+    const d = vscode.window.onDidChangeTextEditorSelection((e) => { if (e.textEditor.document === editor.document) done(); });
+    const timer = setTimeout(done, ms);
+  });
+}
+
 async function openDoc(p) {
   const file = resolvePath(p);
   if (!fs.existsSync(file)) throw new BridgeError(`no file ${state.relPath(file)}`);
@@ -75,8 +85,10 @@ const METHODS = {
     const editor = await vscode.window.showTextDocument(doc, { preview: false, viewColumn: column(beside) });
     if (line) {
       const pos = new vscode.Position(Math.max(0, Math.min(doc.lineCount - 1, line - 1)), 0);
+      const reported = selectionReported(editor);
       editor.selection = new vscode.Selection(pos, pos);
       editor.revealRange(new vscode.Range(pos, pos));
+      await reported;
     }
     return { path: state.rel(doc.uri), column: editor.viewColumn, lines: doc.lineCount };
   },
@@ -91,8 +103,10 @@ const METHODS = {
     const editor = await vscode.window.showTextDocument(doc, { preview: false });
     if (!(line >= 1 && line <= doc.lineCount)) throw new BridgeError(`line ${line} is outside 1-${doc.lineCount}`);
     const pos = doc.validatePosition(new vscode.Position(line - 1, Math.max(0, character - 1)));
+    const reported = selectionReported(editor);
     editor.selection = new vscode.Selection(pos, pos);
     editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    await reported;
     return state.cursor(editor);
   },
 
