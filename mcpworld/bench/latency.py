@@ -70,7 +70,12 @@ async def in_app(rt: ResolvedTask, tool: str, args, names: set[str], source: str
     result = await Trial(rt, agent, TrialOptions(mode=Mode.MCP, timeout=max(300.0, n * 1.0)), out).run()
     if result.failure not in RAN:
         raise RuntimeError(f"{rt.key}: {result.failure}: {result.failure_detail}")
+    if agent.dropped:
+        DROPPED.extend(f"{rt.key} {d}" for d in agent.dropped)
     return _latencies(out / "events.jsonl", source, names)
+
+
+DROPPED: list[str] = []  # calls an app dropped and the loop made again, for the figures' notes
 
 
 async def inotify(n: int, out: Path) -> list[float]:
@@ -129,11 +134,14 @@ async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out: Path) -> li
             measure_once = lambda attempt: in_app(  # noqa: E731
                 rt, call.tool, lambda i, a=call.args: expand_tree(a, {"i": i}), {call.event}, call.source, n,
                 out / f"{app_id}-{pause:g}-{attempt}", pause)
+            DROPPED.clear()
             try:
                 samples, retry = await measure_once(1), ""
             except RuntimeError as e:
                 # a call the app dropped (Blender's bridge, rarely, under load) ends the loop: one fresh trial
                 # more, said in the figure's note, as `tasks verify` gives a solution whose step failed
                 samples, retry = await measure_once(2), f"; retried once in a new trial after: {str(e)[:160]}"
+            if DROPPED:
+                retry += f"; {len(DROPPED)} call(s) dropped without a reply and made again ({DROPPED[0]})"
             figs.append(fig(label + suffix, samples, f"{note}; {how}{retry}"))
     return figs
