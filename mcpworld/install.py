@@ -27,8 +27,10 @@ def npm_prefix(app: AppConfig) -> Path:
     return NPM_ROOT / app.id
 
 
-def _npm_name(spec: str) -> str:
-    return spec.rsplit("@", 1)[0] if spec.rfind("@") > 0 else spec
+def _npm_spec(spec: str) -> tuple[str, str]:
+    """name@version -> (name, version); a scoped name's leading @ is part of the name, a bare name has no version."""
+    name, _, version = spec.rpartition("@") if spec.rfind("@") > 0 else (spec, "", "")
+    return name, version
 
 
 def npm_version(app: AppConfig, package: str) -> str | None:
@@ -51,7 +53,7 @@ def missing_npm(app: AppConfig) -> list[str]:
     """The app's npm packages (and its Node) not installed at the versions it asks for."""
     out = [] if app.install.node is None or node_version(app) == app.install.node else [f"node@{app.install.node}"]
     for spec in app.install.npm:
-        name, _, version = spec.rpartition("@") if spec.rfind("@") > 0 else (spec, "", "")
+        name, version = _npm_spec(spec)
         have = npm_version(app, name)
         if have is None or (version and have != version):
             out.append(spec)
@@ -150,7 +152,7 @@ def app_version(app: AppConfig) -> str | None:
         return None
     if any(_dist_name(r) == pkg for r in app.install.pip):
         return pip_version(pkg)
-    if any(_npm_name(s) == pkg for s in app.install.npm):
+    if any(_npm_spec(s)[0] == pkg for s in app.install.npm):
         version = npm_version(app, pkg)
         return f"{version}+node{node_version(app)}" if version and app.install.node else version
     return deb_version(pkg)

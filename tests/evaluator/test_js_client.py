@@ -11,7 +11,6 @@ import subprocess
 import pytest
 
 from evaluator import events as ev
-from evaluator.server import Evaluator
 from mcpworld.config.load import load_apps
 from mcpworld.install import npm_prefix
 from mcpworld.paths import RUNTIME_DIR
@@ -49,14 +48,6 @@ def node_with_websocket() -> str | None:
 
 NODE = node_with_websocket()
 pytestmark = pytest.mark.skipif(NODE is None, reason="no Node with a built-in WebSocket (mcpworld apps install pins one)")
-
-
-@pytest.fixture
-async def evaluator(tmp_path):
-    e = Evaluator("run1", "testapp", tmp_path / "events.jsonl")
-    await e.start()
-    yield e
-    await e.stop()
 
 
 class Driver:

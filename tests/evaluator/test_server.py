@@ -22,14 +22,6 @@ async def wait_for(cond, timeout=5.0):
     raise AssertionError("condition not met in time")
 
 
-@pytest.fixture
-async def evaluator(tmp_path):
-    e = Evaluator("run1", "testapp", tmp_path / "events.jsonl")
-    await e.start()
-    yield e
-    await e.stop()
-
-
 def names(e):
     return [x.name for x in e.log.events]
 
