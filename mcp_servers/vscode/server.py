@@ -21,7 +21,8 @@ mcp, tool, call = bridged_server(
     "vscode", "VS Code", "VSCODE_BRIDGE_URL", "VSCODE_BRIDGE_TOKEN",
     instructions="Tools for the running VS Code window: the workspace's files (list, open, read, write, create, "
                  "rename, delete, replace text, save), editors (cursor, side-by-side, compare), settings at user or "
-                 "workspace scope (font size, tab size, auto save, colour theme ...) and the integrated terminal. "
+                 "workspace scope (font size, tab size, auto save, colour theme ...), the integrated terminal, folding, "
+                 "breakpoints and debug sessions (launch.json configurations), and git (status, commit, branch). "
                  "Paths are relative to the open workspace folder.")
 
 Path = Annotated[str, Field(description="a path relative to the workspace folder (or absolute)")]
@@ -31,7 +32,8 @@ Scope = Literal["user", "workspace"]
 @tool(READ)
 def get_state(ctx: Context) -> dict[str, Any]:
     """The window: the workspace folder, open tabs (path, column, preview), visible editors, the active editor's
-    cursor, unsaved files, the watched settings at user and workspace scope, and the terminals."""
+    cursor and visible lines, unsaved files, the watched settings at user and workspace scope, the terminals,
+    breakpoints and the debug session, and the git repository."""
     return call(ctx, "state")
 
 
@@ -146,6 +148,65 @@ def run_in_terminal(ctx: Context, command: str, cwd: Path | None = None,
 def compare_files(ctx: Context, left: Path, right: Path) -> dict[str, Any]:
     """Open two files side by side in a comparison (diff) editor, left as the original."""
     return call(ctx, "compare_files", left=left, right=right)
+
+
+@tool(ACT)
+def fold(ctx: Context, path: Path, action: Literal["fold_all", "unfold_all", "fold", "unfold"] = "fold_all",
+         line: Annotated[int | None, Field(ge=1, description="fold/unfold: the block starting on this line")] = None
+         ) -> dict[str, Any]:
+    """Fold or unfold code blocks in a file's editor (all of them, or the block at a line): the lines left
+    visible, as [first, last] runs."""
+    return call(ctx, "fold", path=path, action=action, line=line)
+
+
+@tool(ADD)
+def add_breakpoint(ctx: Context, path: Path, line: Annotated[int, Field(ge=1)],
+                   condition: Annotated[str | None, Field(description="an expression: break only when true")] = None
+                   ) -> dict[str, Any]:
+    """Set a breakpoint on a line (no debug session needed): all breakpoints."""
+    return call(ctx, "add_breakpoint", path=path, line=line, condition=condition)
+
+
+@tool(REMOVE)
+def remove_breakpoint(ctx: Context, path: Path, line: Annotated[int, Field(ge=1)]) -> dict[str, Any]:
+    """Remove the breakpoint on a line: all breakpoints left."""
+    return call(ctx, "remove_breakpoint", path=path, line=line)
+
+
+@tool(ACT)
+def start_debugging(ctx: Context, configuration: Annotated[str, Field(
+        description="a launch configuration's name from the workspace's .vscode/launch.json")],
+                    wait: Annotated[float, Field(ge=0, le=60, description="seconds to wait for a pause or the end")] = 10
+                    ) -> dict[str, Any]:
+    """Start a debug session with a launch configuration and wait until the program pauses (a breakpoint) or
+    ends: the breakpoints, the session and that outcome (paused, ended, running)."""
+    return call(ctx, "start_debugging", configuration=configuration, wait=wait)
+
+
+@tool(ACT)
+def stop_debugging(ctx: Context) -> dict[str, Any]:
+    """Stop the active debug session."""
+    return call(ctx, "stop_debugging")
+
+
+@tool(READ)
+def git_status(ctx: Context) -> dict[str, Any]:
+    """The workspace's git repository: branch, HEAD commit and message, uncommitted changes, local branches."""
+    return call(ctx, "git_status")
+
+
+@tool(ADD)
+def git_commit(ctx: Context, message: str,
+               all: Annotated[bool, Field(description="stage every change first (git commit -a)")] = True
+               ) -> dict[str, Any]:
+    """Commit through VS Code's git (as the Source Control view does): the repository afterwards."""
+    return call(ctx, "git_commit", message=message, all=all)
+
+
+@tool(ACT)
+def git_checkout(ctx: Context, branch: str) -> dict[str, Any]:
+    """Switch the workspace to a local branch (uncommitted changes carry over where git allows)."""
+    return call(ctx, "git_checkout", branch=branch)
 
 
 @tool(REMOVE)

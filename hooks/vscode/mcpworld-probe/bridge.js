@@ -11,6 +11,8 @@ const os = require("os");
 const path = require("path");
 const vscode = require("vscode");
 const state = require("./state");
+const git = require("./git");
+const debug = require("./debug");
 const { serve: serveBridge, BridgeError } = require("./probe_bridge_server");
 
 let calls = 0;
@@ -62,7 +64,7 @@ function column(beside) {
 }
 
 const METHODS = {
-  state: async () => state.whole(),
+  state: async () => ({ ...state.whole(), ...debug.snapshot(), git: await git.snapshot() }),
 
   list_files: async ({ folder = "." }) => {
     const base = resolvePath(folder);
@@ -235,6 +237,82 @@ const METHODS = {
     for (const u of [a, b]) if (!fs.existsSync(u.fsPath)) throw new BridgeError(`no file ${state.rel(u)}`);
     await vscode.commands.executeCommand("vscode.diff", a, b, `${path.basename(a.fsPath)} ↔ ${path.basename(b.fsPath)}`);
     return { original: state.rel(a), modified: state.rel(b) };
+  },
+
+  fold: async ({ path: p, action = "fold_all", line }) => {
+    const commands = { fold_all: "editor.foldAll", unfold_all: "editor.unfoldAll", fold: "editor.fold", unfold: "editor.unfold" };
+    if (!commands[action]) throw new BridgeError(`action is one of ${Object.keys(commands).join(", ")}`);
+    const doc = await openDoc(p);
+    const editor = await vscode.window.showTextDocument(doc, { preview: false });
+    const args = action === "fold" || action === "unfold" ? [{ levels: 1, selectionLines: [Math.max(0, (line || 1) - 1)] }] : [];
+    await vscode.commands.executeCommand(commands[action], ...args);
+    await sleep(300);
+    return { path: state.rel(doc.uri), visible_ranges: state.visibleRanges(editor) };
+  },
+
+  add_breakpoint: async ({ path: p, line, condition }) => {
+    const doc = await openDoc(p);
+    if (!(line >= 1 && line <= doc.lineCount)) throw new BridgeError(`line ${line} is outside 1-${doc.lineCount}`);
+    const where = new vscode.Location(doc.uri, new vscode.Position(line - 1, 0));
+    vscode.debug.addBreakpoints([new vscode.SourceBreakpoint(where, true, condition || undefined)]);
+    await sleep(100);
+    return { breakpoints: debug.breakpoints() };
+  },
+
+  remove_breakpoint: async ({ path: p, line }) => {
+    const file = resolvePath(p);
+    const gone = vscode.debug.breakpoints.filter((b) => b instanceof vscode.SourceBreakpoint
+      && b.location.uri.fsPath === file && b.location.range.start.line === line - 1);
+    if (!gone.length) throw new BridgeError(`no breakpoint at ${state.relPath(file)}:${line}`);
+    vscode.debug.removeBreakpoints(gone);
+    await sleep(100);
+    return { breakpoints: debug.breakpoints() };
+  },
+
+  start_debugging: async ({ configuration, wait = 10 }) => {
+    const folder = (vscode.workspace.workspaceFolders || [])[0];
+    const configs = vscode.workspace.getConfiguration("launch", folder ? folder.uri : undefined).get("configurations") || [];
+    if (!configs.some((c) => c.name === configuration)) {
+      throw new BridgeError(`no launch configuration '${configuration}' (launch.json has: ${configs.map((c) => c.name).join(", ") || "none"})`);
+    }
+    // the reply waits (up to `wait` seconds) for the program to pause at a breakpoint or end
+    const settled = debug.nextPauseOrEnd(wait * 1000);
+    if (!(await vscode.debug.startDebugging(folder, configuration))) throw new BridgeError(`VS Code did not start '${configuration}'`);
+    const outcome = await settled;
+    return { ...debug.snapshot(), outcome };
+  },
+
+  stop_debugging: async () => {
+    await vscode.debug.stopDebugging();
+    return debug.snapshot();
+  },
+
+  git_status: async () => {
+    const s = await git.snapshot();
+    if (!s) throw new BridgeError("the workspace has no git repository");
+    return s;
+  },
+
+  git_commit: async ({ message, all = true }) => {
+    if (typeof message !== "string" || !message.trim()) throw new BridgeError("a commit message is required");
+    const repo = await git.repo().catch((e) => { throw new BridgeError(e.message); });
+    try {
+      await repo.commit(message, { all });
+    } catch (e) {
+      throw new BridgeError(`git refused the commit: ${(e.stderr || e.message || "").trim()}`);
+    }
+    return git.snapshot();
+  },
+
+  git_checkout: async ({ branch }) => {
+    if (typeof branch !== "string" || !branch) throw new BridgeError("a branch name is required");
+    const repo = await git.repo().catch((e) => { throw new BridgeError(e.message); });
+    try {
+      await repo.checkout(branch);
+    } catch (e) {
+      throw new BridgeError(`git refused to switch to ${branch}: ${(e.stderr || e.message || "").trim()}`);
+    }
+    return git.snapshot();
   },
 
   close_all_editors: async () => {

@@ -1,6 +1,6 @@
 // mcpworld's probe inside VS Code: an extension in code-server's extension host that reports the editor's
-// milestones (themes, settings, editors and tabs, saves, the cursor, files made or renamed through VS Code,
-// terminal commands) over the evaluator's authenticated websocket, and serves the bridge the VS Code MCP
+// milestones (themes, settings, editors and tabs, saves, the cursor, folds, files made or renamed through
+// VS Code, terminal commands, breakpoints and debug sessions, git's branch and commits) over the evaluator's authenticated websocket, and serves the bridge the VS Code MCP
 // server calls (bridge.js). Events emitted while a bridge call runs carry channel "api", the rest "gui".
 // It never runs code sent to it. Outside mcpworld (no run config) it does nothing.
 "use strict";
@@ -10,6 +10,8 @@ const vscode = require("vscode");
 const { readConfig, ProbeClient, CONFIG_ENV } = require("./probe_client");
 const bridge = require("./bridge");
 const state = require("./state");
+const git = require("./git");
+const debug = require("./debug");
 
 let client = null;
 let server = null;
@@ -26,7 +28,7 @@ function debounced(key, ms, fn) {
 }
 
 function pending() {
-  return timers.size;
+  return timers.size + git.pending() + debug.pending();
 }
 
 function activate(context) {
@@ -71,6 +73,14 @@ function activate(context) {
     debounced(`cursor:${file}`, 150, () => emit("cursor_moved", state.cursor(e.textEditor)));
   }));
 
+  // folding shows only as the visible ranges changing (the extension API has no folding event)
+  sub(vscode.window.onDidChangeTextEditorVisibleRanges((e) => {
+    const file = state.rel(e.textEditor.document.uri);
+    if (!file) return;
+    debounced(`ranges:${file}`, 200, () => emit("visible_ranges", {
+      path: file, ranges: state.visibleRanges(e.textEditor), lines: e.textEditor.document.lineCount }));
+  }));
+
   sub(vscode.workspace.onDidSaveTextDocument((doc) => {
     const file = state.rel(doc.uri);
     if (file) emit("document_saved", { path: file, ...state.text(doc.getText()) });
@@ -91,6 +101,9 @@ function activate(context) {
                                  exit_code: e.exitCode ?? null, terminal: e.terminal.name });
     }));
   }
+
+  debug.watch(emit, sub);
+  git.watch(emit, sub);
 
   server = bridge.serve(cfg, { emit, pending, flush: () => client.flush(5000) });
   emit("probe_started", { workspace: state.root(), version: vscode.version, pid: process.pid,

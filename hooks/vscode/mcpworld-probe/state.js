@@ -72,6 +72,11 @@ function cursor(editor) {
            selection_empty: editor.selection.isEmpty };
 }
 
+// the lines on screen as 1-based [first, last] runs: a folded block is the gap between two runs
+function visibleRanges(editor) {
+  return editor.visibleRanges.map((r) => [r.start.line + 1, r.end.line + 1]);
+}
+
 function watchedSettings() {
   const out = {};
   const conf = vscode.workspace.getConfiguration();
@@ -88,7 +93,8 @@ function whole() {
     workspace: root(),
     tabs: tabs(),
     editors: visibleEditors(),
-    active: active && rel(active.document.uri) ? cursor(active) : null,
+    active: active && rel(active.document.uri) ? { ...cursor(active), visible_ranges: visibleRanges(active),
+                                                  lines: active.document.lineCount } : null,
     // the workspace's unsaved files (VS Code's own settings files outside it are not the task's)
     dirty: vscode.workspace.textDocuments.map((d) => (d.isDirty ? rel(d.uri) : null)).filter((p) => p && !path.isAbsolute(p)),
     settings: watchedSettings(),
@@ -96,4 +102,4 @@ function whole() {
   };
 }
 
-module.exports = { WATCHED, root, rel, relPath, text, tab, tabs, visibleEditors, cursor, watchedSettings, whole };
+module.exports = { WATCHED, root, rel, relPath, text, tab, tabs, visibleEditors, cursor, visibleRanges, watchedSettings, whole };

@@ -1,0 +1,106 @@
+// The workspace's git repository as VS Code's built-in git extension sees it (its API, version 1): the
+// branch, the HEAD commit with its message, and how many changes are uncommitted. Reports `git_state` when
+// any of them changes, whoever changed it (the Source Control view, the terminal, the agent's bash: git's
+// state is the task's outcome, not how it was reached).
+"use strict";
+
+const vscode = require("vscode");
+const state = require("./state");
+
+let api = null;
+
+async function gitApi() {
+  if (api) return api;
+  const ext = vscode.extensions.getExtension("vscode.git");
+  if (!ext) return null;
+  const exports = ext.isActive ? ext.exports : await ext.activate();
+  api = exports && exports.enabled ? exports.getAPI(1) : null;
+  return api;
+}
+
+function repository(a) {
+  return a && a.repositories.length ? a.repositories[0] : null;
+}
+
+async function commitInfo(repo, ref) {
+  try {
+    const c = await repo.getCommit(ref);
+    return { hash: c.hash, message: c.message.trim(), parents: c.parents };
+  } catch {
+    return null;
+  }
+}
+
+// null when the workspace has no repository
+async function snapshot() {
+  const repo = repository(await gitApi());
+  if (!repo) return null;
+  const s = repo.state;
+  const head = s.HEAD || {};
+  const commit = head.commit ? await commitInfo(repo, head.commit) : null;
+  const branches = {};
+  for (const ref of await repo.getBranches({ remote: false }).catch(() => [])) {
+    if (ref.name && ref.commit) branches[ref.name] = { commit: ref.commit, message: (await commitInfo(repo, ref.commit) || {}).message ?? null };
+  }
+  const changed = new Set();
+  for (const c of [...s.workingTreeChanges, ...s.indexChanges, ...s.mergeChanges, ...(s.untrackedChanges || [])]) {
+    changed.add(state.rel(c.uri) || c.uri.fsPath);
+  }
+  return {
+    branch: head.name ?? null,
+    commit: commit ? commit.hash : head.commit ?? null,
+    message: commit ? commit.message : null,
+    parents: commit ? commit.parents : [],
+    changes: changed.size,
+    changed: [...changed].sort(),
+    branches,
+  };
+}
+
+// a change not yet reported (its timer, or the report reading git): the bridge's reply waits for it
+let inflight = 0;
+function pending() {
+  return inflight;
+}
+
+function watch(emit, sub) {
+  let last = null;
+  let timer = null;
+  const report = async () => {
+    inflight += 1;
+    try {
+      await reportNow();
+    } finally {
+      inflight -= 1;
+    }
+  };
+  const reportNow = async () => {
+    const now = await snapshot();
+    if (!now) return;
+    const key = JSON.stringify([now.branch, now.commit, now.changed]);
+    if (last !== null && key !== last) {
+      const { branches, ...head } = now;
+      emit("git_state", head);
+    }
+    last = key;
+  };
+  const follow = (repo) => sub(repo.state.onDidChange(() => {
+    if (timer) clearTimeout(timer);
+    else inflight += 1;
+    timer = setTimeout(() => { timer = null; inflight -= 1; report(); }, 150);
+  }));
+  gitApi().then((a) => {
+    if (!a) return;
+    a.repositories.forEach(follow);
+    sub(a.onDidOpenRepository((repo) => { follow(repo); report(); }));
+    report();
+  });
+}
+
+async function repo() {
+  const r = repository(await gitApi());
+  if (!r) throw new Error("the workspace has no git repository");
+  return r;
+}
+
+module.exports = { snapshot, watch, repo, pending };
