@@ -150,6 +150,20 @@ def compare_files(ctx: Context, left: Path, right: Path) -> dict[str, Any]:
     return call(ctx, "compare_files", left=left, right=right)
 
 
+@tool(READ)
+def get_problems(ctx: Context, path: Path | None = None) -> dict[str, Any]:
+    """Errors and warnings VS Code reports (its language features): for one file (count and messages with
+    lines), or for every workspace file that has any."""
+    return call(ctx, "get_problems", path=path)
+
+
+@tool(SET)
+def rename_symbol(ctx: Context, path: Path, line: Annotated[int, Field(ge=1)], character: Annotated[int, Field(ge=1)],
+                  new_name: str, save: bool = True) -> dict[str, Any]:
+    """Rename the symbol at a position everywhere it is used (VS Code's Rename Symbol, F2): the files changed."""
+    return call(ctx, "rename_symbol", path=path, line=line, character=character, new_name=new_name, save=save)
+
+
 @tool(ACT)
 def fold(ctx: Context, path: Path, action: Literal["fold_all", "unfold_all", "fold", "unfold"] = "fold_all",
          line: Annotated[int | None, Field(ge=1, description="fold/unfold: the block starting on this line")] = None

@@ -239,6 +239,34 @@ const METHODS = {
     return { original: state.rel(a), modified: state.rel(b) };
   },
 
+  get_problems: async ({ path: p }) => {
+    if (!p) return { problems: state.allProblems() };
+    const doc = await openDoc(p);
+    return { path: state.rel(doc.uri), ...state.problems(doc.uri) };
+  },
+
+  rename_symbol: async ({ path: p, line, character, new_name, save = true }) => {
+    if (typeof new_name !== "string" || !new_name) throw new BridgeError("`new_name` is required");
+    const doc = await openDoc(p);
+    await vscode.window.showTextDocument(doc, { preview: false });
+    if (!(line >= 1 && line <= doc.lineCount)) throw new BridgeError(`line ${line} is outside 1-${doc.lineCount}`);
+    const pos = doc.validatePosition(new vscode.Position(line - 1, Math.max(0, (character || 1) - 1)));
+    const range = doc.getWordRangeAtPosition(pos);
+    if (!range) throw new BridgeError(`no symbol at ${state.rel(doc.uri)}:${line}:${character}`);
+    let edit;
+    try {
+      edit = await vscode.commands.executeCommand("vscode.executeDocumentRenameProvider", doc.uri, pos, new_name);
+    } catch (e) {
+      throw new BridgeError(`VS Code cannot rename '${doc.getText(range)}': ${e.message}`);
+    }
+    if (!edit || !edit.size) throw new BridgeError(`VS Code found nothing to rename at ${state.rel(doc.uri)}:${line}:${character}`);
+    await apply(edit, "rename the symbol");
+    const files = edit.entries().map(([u]) => u);
+    if (save) for (const u of files) await (await vscode.workspace.openTextDocument(u)).save();
+    return { renamed: doc.getText(doc.getWordRangeAtPosition(pos) || range), to: new_name,
+             files: files.map((u) => state.rel(u)), saved: save };
+  },
+
   fold: async ({ path: p, action = "fold_all", line }) => {
     const commands = { fold_all: "editor.foldAll", unfold_all: "editor.unfoldAll", fold: "editor.fold", unfold: "editor.unfold" };
     if (!commands[action]) throw new BridgeError(`action is one of ${Object.keys(commands).join(", ")}`);

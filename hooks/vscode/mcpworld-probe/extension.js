@@ -1,6 +1,6 @@
 // mcpworld's probe inside VS Code: an extension in code-server's extension host that reports the editor's
 // milestones (themes, settings, editors and tabs, saves, the cursor, folds, files made or renamed through
-// VS Code, terminal commands, breakpoints and debug sessions, git's branch and commits) over the evaluator's authenticated websocket, and serves the bridge the VS Code MCP
+// VS Code, terminal commands, errors and warnings, breakpoints and debug sessions, git's branch and commits) over the evaluator's authenticated websocket, and serves the bridge the VS Code MCP
 // server calls (bridge.js). Events emitted while a bridge call runs carry channel "api", the rest "gui".
 // It never runs code sent to it. Outside mcpworld (no run config) it does nothing.
 "use strict";
@@ -79,6 +79,14 @@ function activate(context) {
     if (!file) return;
     debounced(`ranges:${file}`, 200, () => emit("visible_ranges", {
       path: file, ranges: state.visibleRanges(e.textEditor), lines: e.textEditor.document.lineCount }));
+  }));
+
+  sub(vscode.languages.onDidChangeDiagnostics((e) => {
+    for (const uri of e.uris) {
+      const file = state.rel(uri);
+      if (!file || path.isAbsolute(file)) continue;
+      debounced(`problems:${file}`, 300, () => emit("problems", { path: file, ...state.problems(uri) }));
+    }
   }));
 
   sub(vscode.workspace.onDidSaveTextDocument((doc) => {

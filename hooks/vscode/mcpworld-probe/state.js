@@ -77,6 +77,29 @@ function visibleRanges(editor) {
   return editor.visibleRanges.map((r) => [r.start.line + 1, r.end.line + 1]);
 }
 
+// a file's errors and warnings as VS Code's language features report them (hints and infos left out)
+function problems(uri) {
+  const found = vscode.languages.getDiagnostics(uri).filter((d) => d.severity <= vscode.DiagnosticSeverity.Warning);
+  return {
+    errors: found.filter((d) => d.severity === vscode.DiagnosticSeverity.Error).length,
+    warnings: found.filter((d) => d.severity === vscode.DiagnosticSeverity.Warning).length,
+    messages: found.slice(0, 20).map((d) => ({ line: d.range.start.line + 1, severity: d.severity === 0 ? "error" : "warning",
+                                                message: d.message.slice(0, 200), source: d.source ?? null })),
+  };
+}
+
+// every workspace file with an error or a warning
+function allProblems() {
+  const out = {};
+  for (const [uri] of vscode.languages.getDiagnostics()) {
+    const p = rel(uri);
+    if (!p || path.isAbsolute(p)) continue;
+    const { errors, warnings } = problems(uri);
+    if (errors || warnings) out[p] = { errors, warnings };
+  }
+  return out;
+}
+
 function watchedSettings() {
   const out = {};
   const conf = vscode.workspace.getConfiguration();
@@ -99,7 +122,8 @@ function whole() {
     dirty: vscode.workspace.textDocuments.map((d) => (d.isDirty ? rel(d.uri) : null)).filter((p) => p && !path.isAbsolute(p)),
     settings: watchedSettings(),
     terminals: vscode.window.terminals.map((t) => t.name),
+    problems: allProblems(),
   };
 }
 
-module.exports = { WATCHED, root, rel, relPath, text, tab, tabs, visibleEditors, cursor, visibleRanges, watchedSettings, whole };
+module.exports = { WATCHED, root, rel, relPath, text, tab, tabs, visibleEditors, cursor, visibleRanges, problems, allProblems, watchedSettings, whole };
