@@ -22,7 +22,8 @@ mcp, tool, call = bridged_server(
     instructions="Tools for the running VS Code window: the workspace's files (list, open, read, write, create, "
                  "rename, delete, replace text, save), editors (cursor, side-by-side, compare), settings at user or "
                  "workspace scope (font size, tab size, auto save, colour theme ...), the integrated terminal, folding, "
-                 "breakpoints and debug sessions (launch.json configurations), and git (status, commit, branch). "
+                 "breakpoints and debug sessions (launch.json configurations), git (status, commit, branch), errors "
+                 "(problems), Rename Symbol, and extensions installed from .vsix packages. "
                  "Paths are relative to the open workspace folder.")
 
 Path = Annotated[str, Field(description="a path relative to the workspace folder (or absolute)")]
@@ -148,6 +149,20 @@ def run_in_terminal(ctx: Context, command: str, cwd: Path | None = None,
 def compare_files(ctx: Context, left: Path, right: Path) -> dict[str, Any]:
     """Open two files side by side in a comparison (diff) editor, left as the original."""
     return call(ctx, "compare_files", left=left, right=right)
+
+
+@tool(READ)
+def list_extensions(ctx: Context) -> dict[str, Any]:
+    """The extensions installed for the user (id, version, name); built-in ones are not listed."""
+    return call(ctx, "list_extensions")
+
+
+@tool(ADD)
+def install_extension(ctx: Context, vsix: Annotated[str, Field(description="path of an extension package (.vsix)")]
+                      ) -> dict[str, Any]:
+    """Install an extension from a package file, as the Extensions view's "Install from VSIX..." does (the
+    gallery cannot be reached): the installed extensions afterwards."""
+    return call(ctx, "install_extension", vsix=vsix)
 
 
 @tool(READ)

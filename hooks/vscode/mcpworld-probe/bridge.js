@@ -239,6 +239,28 @@ const METHODS = {
     return { original: state.rel(a), modified: state.rel(b) };
   },
 
+  list_extensions: async () => ({ extensions: state.extensions() }),
+
+  // VS Code's own install from a package file, as the Extensions view's "Install from VSIX..." does
+  install_extension: async ({ vsix }) => {
+    const file = resolvePath(vsix);
+    if (!file.endsWith(".vsix") || !fs.existsSync(file)) throw new BridgeError(`no extension package (.vsix) at ${vsix}`);
+    const before = new Set(state.extensions().map((e) => `${e.id}@${e.version}`));
+    const added = new Promise((resolve) => {
+      const timer = setTimeout(() => { d.dispose(); resolve(false); }, 15000);
+      const d = vscode.extensions.onDidChange(() => {
+        if (state.extensions().some((e) => !before.has(`${e.id}@${e.version}`))) { clearTimeout(timer); d.dispose(); resolve(true); }
+      });
+    });
+    try {
+      await vscode.commands.executeCommand("workbench.extensions.installExtension", vscode.Uri.file(file));
+    } catch (e) {
+      throw new BridgeError(`VS Code did not install ${path.basename(file)}: ${e.message}`);
+    }
+    await added;
+    return { extensions: state.extensions() };
+  },
+
   get_problems: async ({ path: p }) => {
     if (!p) return { problems: state.allProblems() };
     const doc = await openDoc(p);

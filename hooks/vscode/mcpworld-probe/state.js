@@ -100,6 +100,21 @@ function allProblems() {
   return out;
 }
 
+// the extensions installed in the user's extensions folder (the probe's own left out)
+let userExtensions = null;
+let self = null;
+function setProbe(extension) {
+  self = extension.id;
+  userExtensions = path.dirname(extension.extensionUri.fsPath);
+}
+
+function extensions() {
+  return vscode.extensions.all
+    .filter((e) => e.id !== self && path.dirname(e.extensionUri.fsPath) === userExtensions)
+    .map((e) => ({ id: e.id.toLowerCase(), version: e.packageJSON.version, name: e.packageJSON.displayName || e.packageJSON.name }))
+    .sort((a, b) => a.id.localeCompare(b.id));
+}
+
 function watchedSettings() {
   const out = {};
   const conf = vscode.workspace.getConfiguration();
@@ -123,7 +138,8 @@ function whole() {
     settings: watchedSettings(),
     terminals: vscode.window.terminals.map((t) => t.name),
     problems: allProblems(),
+    extensions: extensions(),
   };
 }
 
-module.exports = { WATCHED, root, rel, relPath, text, tab, tabs, visibleEditors, cursor, visibleRanges, problems, allProblems, watchedSettings, whole };
+module.exports = { WATCHED, root, rel, relPath, text, tab, tabs, visibleEditors, cursor, visibleRanges, problems, allProblems, setProbe, extensions, watchedSettings, whole };
