@@ -18,7 +18,7 @@ TASKS = load_tasks()
 # a task hooking internal functions runs only where its app's source build is (left to its records otherwise)
 READY = sorted(key for key, rt in TASKS.items() if rt.task.status == "ready" and not lacks_build(rt))
 GUI_SAMPLES = ["anki/161", "anki/147", "obs/78", "qbittorrent/172", "blender/185", "blender/183", "qgis/74", "qgis/73",
-               "freecad/127", "freecad/128", "vscode/15", "vscode/2", "joplin/107", "joplin/108"]
+               "freecad/127", "freecad/128", "vscode/15", "vscode/2", "vscode/6", "joplin/107", "joplin/108", "joplin/118"]
 KDE_SAMPLES = ["anki/161", "obs/78", "qbittorrent/178", "blender/185", "qgis/74", "freecad/127", "vscode/1", "joplin/110"]  # one task of each app
 PER_APP = 2
 
