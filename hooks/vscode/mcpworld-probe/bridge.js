@@ -47,8 +47,23 @@ async function openDoc(p) {
   return vscode.workspace.openTextDocument(vscode.Uri.file(file));
 }
 
+function checkLine(doc, line) {
+  if (!(line >= 1 && line <= doc.lineCount)) throw new BridgeError(`line ${line} is outside 1-${doc.lineCount}`);
+}
+
 async function apply(edit, what) {
   if (!(await vscode.workspace.applyEdit(edit))) throw new BridgeError(`VS Code refused to ${what}`);
+}
+
+// an operation on the workspace's repository: git's refusal as the bridge's error, the repository afterwards
+async function gitDo(what, op) {
+  const repo = await git.repo().catch((e) => { throw new BridgeError(e.message); });
+  try {
+    await op(repo);
+  } catch (e) {
+    throw new BridgeError(`git refused ${what}: ${(e.stderr || e.message || "").trim()}`);
+  }
+  return git.snapshot();
 }
 
 function themes() {
@@ -103,7 +118,7 @@ const METHODS = {
   set_cursor: async ({ path: p, line, character = 1 }) => {
     const doc = await openDoc(p);
     const editor = await vscode.window.showTextDocument(doc, { preview: false });
-    if (!(line >= 1 && line <= doc.lineCount)) throw new BridgeError(`line ${line} is outside 1-${doc.lineCount}`);
+    checkLine(doc, line);
     const pos = doc.validatePosition(new vscode.Position(line - 1, Math.max(0, character - 1)));
     const reported = selectionReported(editor);
     editor.selection = new vscode.Selection(pos, pos);
@@ -245,11 +260,11 @@ const METHODS = {
   install_extension: async ({ vsix }) => {
     const file = resolvePath(vsix);
     if (!file.endsWith(".vsix") || !fs.existsSync(file)) throw new BridgeError(`no extension package (.vsix) at ${vsix}`);
-    const before = new Set(state.extensions().map((e) => `${e.id}@${e.version}`));
+    const before = new Set(state.extensions().map(state.extensionKey));
     const added = new Promise((resolve) => {
       const timer = setTimeout(() => { d.dispose(); resolve(false); }, 15000);
       const d = vscode.extensions.onDidChange(() => {
-        if (state.extensions().some((e) => !before.has(`${e.id}@${e.version}`))) { clearTimeout(timer); d.dispose(); resolve(true); }
+        if (state.extensions().some((e) => !before.has(state.extensionKey(e)))) { clearTimeout(timer); d.dispose(); resolve(true); }
       });
     });
     try {
@@ -271,7 +286,7 @@ const METHODS = {
     if (typeof new_name !== "string" || !new_name) throw new BridgeError("`new_name` is required");
     const doc = await openDoc(p);
     await vscode.window.showTextDocument(doc, { preview: false });
-    if (!(line >= 1 && line <= doc.lineCount)) throw new BridgeError(`line ${line} is outside 1-${doc.lineCount}`);
+    checkLine(doc, line);
     const pos = doc.validatePosition(new vscode.Position(line - 1, Math.max(0, (character || 1) - 1)));
     const range = doc.getWordRangeAtPosition(pos);
     if (!range) throw new BridgeError(`no symbol at ${state.rel(doc.uri)}:${line}:${character}`);
@@ -302,7 +317,7 @@ const METHODS = {
 
   add_breakpoint: async ({ path: p, line, condition }) => {
     const doc = await openDoc(p);
-    if (!(line >= 1 && line <= doc.lineCount)) throw new BridgeError(`line ${line} is outside 1-${doc.lineCount}`);
+    checkLine(doc, line);
     const where = new vscode.Location(doc.uri, new vscode.Position(line - 1, 0));
     vscode.debug.addBreakpoints([new vscode.SourceBreakpoint(where, true, condition || undefined)]);
     await sleep(100);
@@ -345,24 +360,12 @@ const METHODS = {
 
   git_commit: async ({ message, all = true }) => {
     if (typeof message !== "string" || !message.trim()) throw new BridgeError("a commit message is required");
-    const repo = await git.repo().catch((e) => { throw new BridgeError(e.message); });
-    try {
-      await repo.commit(message, { all });
-    } catch (e) {
-      throw new BridgeError(`git refused the commit: ${(e.stderr || e.message || "").trim()}`);
-    }
-    return git.snapshot();
+    return gitDo("the commit", (repo) => repo.commit(message, { all }));
   },
 
   git_checkout: async ({ branch }) => {
     if (typeof branch !== "string" || !branch) throw new BridgeError("a branch name is required");
-    const repo = await git.repo().catch((e) => { throw new BridgeError(e.message); });
-    try {
-      await repo.checkout(branch);
-    } catch (e) {
-      throw new BridgeError(`git refused to switch to ${branch}: ${(e.stderr || e.message || "").trim()}`);
-    }
-    return git.snapshot();
+    return gitDo(`to switch to ${branch}`, (repo) => repo.checkout(branch));
   },
 
   close_all_editors: async () => {

@@ -1,7 +1,8 @@
 // mcpworld's probe inside VS Code: an extension in code-server's extension host that reports the editor's
 // milestones (themes, settings, editors and tabs, saves, the cursor, folds, files made or renamed through
-// VS Code, terminal commands, errors and warnings, extensions installed, breakpoints and debug sessions, git's branch and commits) over the evaluator's authenticated websocket, and serves the bridge the VS Code MCP
-// server calls (bridge.js). Events emitted while a bridge call runs carry channel "api", the rest "gui".
+// VS Code, terminal commands, errors and warnings, extensions installed, breakpoints and debug sessions,
+// git's branch and commits) over the evaluator's authenticated websocket, and serves the bridge the VS Code
+// MCP server calls (bridge.js). Events emitted while a bridge call runs carry channel "api", the rest "gui".
 // It never runs code sent to it. Outside mcpworld (no run config) it does nothing.
 "use strict";
 
@@ -42,7 +43,7 @@ function activate(context) {
   let installed = state.extensions();
   sub(vscode.extensions.onDidChange(() => {
     const now = state.extensions();
-    const key = (e) => `${e.id}@${e.version}`;
+    const key = state.extensionKey;
     const was = new Set(installed.map(key)), is = new Set(now.map(key));
     const added = now.filter((e) => !was.has(key(e))), removed = installed.filter((e) => !is.has(key(e)));
     installed = now;

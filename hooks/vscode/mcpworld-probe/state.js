@@ -108,6 +108,8 @@ function setProbe(extension) {
   userExtensions = path.dirname(extension.extensionUri.fsPath);
 }
 
+const extensionKey = (e) => `${e.id}@${e.version}`;
+
 function extensions() {
   return vscode.extensions.all
     .filter((e) => e.id !== self && path.dirname(e.extensionUri.fsPath) === userExtensions)
@@ -142,4 +144,4 @@ function whole() {
   };
 }
 
-module.exports = { WATCHED, root, rel, relPath, text, tab, tabs, visibleEditors, cursor, visibleRanges, problems, allProblems, setProbe, extensions, watchedSettings, whole };
+module.exports = { WATCHED, root, rel, relPath, text, tab, tabs, visibleEditors, cursor, visibleRanges, problems, allProblems, setProbe, extensions, extensionKey, watchedSettings, whole };
