@@ -18,12 +18,14 @@ class ToolResult:
     content: tuple[dict[str, Any], ...] = ()
     is_error: bool = False
     structured: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None  # for the call log only (how the computer tool settled), never sent
 
     @classmethod
-    def text(cls, text: str, image_png: bytes | None = None) -> ToolResult:
+    def text(cls, text: str, image: Any = None) -> ToolResult:
+        """`image`: PNG bytes, or a capture (gateway.screen.Frame) encoded only when someone reads it."""
         items = [{"type": "text", "text": text}] if text else []
-        if image_png is not None:
-            items.append(image_item(image_png))
+        if image is not None:
+            items.append(image_item(image))
         return cls(tuple(items))
 
     @classmethod
@@ -45,8 +47,16 @@ class ToolResult:
         return text + (f" [+{n_img} image{'s' if n_img > 1 else ''}]" if n_img else "")
 
 
-def image_item(png: bytes) -> dict[str, Any]:
-    return {"type": "image", "data": base64.b64encode(png).decode(), "mimeType": "image/png"}
+def image_item(image: Any) -> dict[str, Any]:
+    if isinstance(image, bytes):
+        return {"type": "image", "data": base64.b64encode(image).decode(), "mimeType": "image/png"}
+    return {"type": "image", "frame": image, "mimeType": "image/png"}
+
+
+def image_data(item: dict[str, Any]) -> str:
+    """An image item's base64 data; a capture is encoded here, on first use (an oracle never asks)."""
+    data = item.get("data")
+    return data if data is not None else item["frame"].b64()
 
 
 class ToolError(Exception):

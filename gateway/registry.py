@@ -54,13 +54,13 @@ class CallLog:
         if self._f:
             row = {"n": self.count, "ts": started, "tool": tool, "kind": kind, "args": args,
                    "is_error": result.is_error, "result": result.summary(), "images": len(result.images),
-                   "duration_s": round(duration, 4)}
+                   "duration_s": round(duration, 4), **(result.meta or {})}
             if self.shots is not None and result.images:
                 row["shot"] = f"{self.shots.name}/{self.count:04d}.jpg"
                 if self._pool is None:
                     self.shots.mkdir(parents=True, exist_ok=True)
                     self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbs")
-                self._pool.submit(_thumbnail, result.images[-1]["data"], self.shots / f"{self.count:04d}.jpg",
+                self._pool.submit(_thumbnail, result.images[-1], self.shots / f"{self.count:04d}.jpg",
                                   self.THUMB_WIDTH)
             self._f.write(json.dumps(row, default=str) + "\n")
 
@@ -73,10 +73,15 @@ class CallLog:
             self._f = None
 
 
-def _thumbnail(b64_png: str, out: Path, width: int) -> None:
+def _thumbnail(item: dict[str, Any], out: Path, width: int) -> None:
+    """Straight from a capture's pixels where there is one; an app server's image is decoded first."""
+    frame = item.get("frame")
+    if frame is not None:
+        out.write_bytes(frame.thumbnail_jpeg(width))
+        return
     from PIL import Image
 
-    img = Image.open(io.BytesIO(base64.b64decode(b64_png))).convert("RGB")
+    img = Image.open(io.BytesIO(base64.b64decode(item["data"]))).convert("RGB")
     img.thumbnail((width, width * img.height // max(1, img.width)))
     img.save(out, "JPEG", quality=70)
 

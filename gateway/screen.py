@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import io
 import threading
@@ -11,6 +12,39 @@ import time
 import mss
 import mss.exception
 from PIL import Image
+
+
+class Frame:
+    """One capture, kept as raw pixels: PNG and thumbnails are made from it only when asked for (a frame
+    an agent never reads, like every one an oracle's action returns, is never encoded)."""
+
+    def __init__(self, shot, size: tuple[int, int] | None = None):
+        self._shot = shot
+        self.size = size or shot.size
+        self._png: bytes | None = None
+        self._lock = threading.Lock()
+
+    def image(self) -> Image.Image:
+        img = Image.frombytes("RGB", self._shot.size, self._shot.bgra, "raw", "BGRX")
+        return img if self.size == img.size else img.resize(self.size, Image.Resampling.LANCZOS)
+
+    def png(self, compress_level: int = 1) -> bytes:
+        with self._lock:
+            if self._png is None:
+                buf = io.BytesIO()
+                self.image().save(buf, "PNG", compress_level=compress_level)
+                self._png = buf.getvalue()
+            return self._png
+
+    def b64(self) -> str:
+        return base64.b64encode(self.png()).decode()
+
+    def thumbnail_jpeg(self, width: int, quality: int = 70) -> bytes:
+        img = Image.frombytes("RGB", self._shot.size, self._shot.bgra, "raw", "BGRX")
+        img.thumbnail((width, width * img.height // max(1, img.width)))
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=quality)
+        return buf.getvalue()
 
 
 class Screen:
@@ -41,6 +75,15 @@ class Screen:
     def grab_raw(self):
         return self._mss.grab(self._mss.monitors[0])
 
+    def region(self, box: tuple[int, int, int, int]) -> bytes:
+        """The raw pixels of a box (left, top, width, height), clipped to the screen."""
+        left, top, width, height = box
+        left, top = max(0, left), max(0, top)
+        width, height = min(width, self.width - left), min(height, self.height - top)
+        if width <= 0 or height <= 0:
+            return b""
+        return bytes(self._mss.grab({"left": left, "top": top, "width": width, "height": height}).raw)
+
     def _digest(self) -> bytes:
         return hashlib.blake2b(self.grab_raw().raw, digest_size=16).digest()
 
@@ -67,14 +110,11 @@ class Screen:
         shot = self._mss.grab({"left": left, "top": top, "width": width, "height": height})
         return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX").getcolors(1) is not None
 
+    def frame(self, size: tuple[int, int] | None = None) -> Frame:
+        return Frame(self.grab_raw(), size)
+
     def png(self, size: tuple[int, int] | None = None, compress_level: int = 1) -> bytes:
-        shot = self.grab_raw()
-        img = Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX")
-        if size and size != img.size:
-            img = img.resize(size, Image.Resampling.LANCZOS)
-        buf = io.BytesIO()
-        img.save(buf, "PNG", compress_level=compress_level)
-        return buf.getvalue()
+        return self.frame(size).png(compress_level)
 
     def close(self) -> None:
         for inst in self._all:

@@ -10,6 +10,7 @@ import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from gateway.base import image_data
 from gateway.net import free_port
 from gateway.registry import ToolRegistry
 
@@ -26,9 +27,15 @@ def build_server(registry: ToolRegistry, name: str = "mcpworld-gateway") -> Serv
 
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
         result = await registry.call(params.name, params.arguments or {})
-        content = [types.TextContent(text=c["text"]) if c.get("type") == "text" else
-                   types.ImageContent(data=c["data"], mime_type=c.get("mimeType", "image/png")) if c.get("type") == "image"
-                   else types.TextContent(text=str(c)) for c in result.content]
+        content = []
+        for c in result.content:
+            if c.get("type") == "text":
+                content.append(types.TextContent(text=c["text"]))
+            elif c.get("type") == "image":
+                data = c.get("data") or await asyncio.to_thread(image_data, c)  # a capture is encoded here
+                content.append(types.ImageContent(data=data, mime_type=c.get("mimeType", "image/png")))
+            else:
+                content.append(types.TextContent(text=str(c)))
         return types.CallToolResult(content=content, is_error=result.is_error, structured_content=result.structured)
 
     return Server(name, version="0.1", on_list_tools=list_tools, on_call_tool=call_tool,

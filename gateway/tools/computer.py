@@ -2,11 +2,16 @@
 
 Input goes through libxdo (python-libxdo-ng), screenshots through mss. When the screen is larger
 than the model's working size, screenshots are scaled down and coordinates scaled back up.
+
+After an input action the tool returns once the app has finished drawing its response: DAMAGE events
+say when (gateway.damage); a screen without DAMAGE is polled for identical captures instead. The
+screenshot is kept as pixels and encoded only if the caller reads it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -14,12 +19,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from gateway.actions import COMPUTER_ACTIONS
 from gateway.base import ToolProvider, ToolResult, ToolSpec
 from gateway.modes import COMPUTER_TOOL, Kind
-from gateway.screen import Screen
+from gateway.damage import DamageWatch
+from gateway.screen import Frame, Screen
 
 # Working sizes a model is trained on; pick the one with the screen's aspect ratio.
 MODEL_SIZES = {"XGA": (1024, 768), "WXGA": (1280, 800), "FWXGA": (1366, 768)}
 TYPE_CHUNK = 50
 TYPE_DELAY_US = 12_000  # between characters (xdotool's default)
+KEY_DELAY_US = 2_000  # between the presses and releases of a key combination
+# Settling after an action. With nothing drawn, the action returns `first` after its input (an app that
+# reacts later than this is a wait the agent asks for); after a drawing, once `quiet` passed without one.
+SETTLE_FIRST = 0.10
+SETTLE_QUIET = 0.04
 BUTTONS = {"left_click": 1, "middle_click": 2, "right_click": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
 NEED_COORD = {"mouse_move", "left_click_drag"}
@@ -48,10 +59,12 @@ def target_size(width: int, height: int) -> tuple[int, int]:
 class ComputerTool(ToolProvider):
     name = COMPUTER_TOOL
 
-    def __init__(self, display: str, settle_timeout: float = 1.5):
+    def __init__(self, display: str, settle_timeout: float = 1.5, first: float = SETTLE_FIRST,
+                 quiet: float = SETTLE_QUIET):
         self.display = display
-        self.settle_timeout = settle_timeout
+        self.settle_timeout, self.first, self.quiet = settle_timeout, first, quiet
         self._screen: Screen | None = None
+        self._watch: DamageWatch | None = None
         self._xdo = None
         self._held: list[str] = []
 
@@ -59,11 +72,15 @@ class ComputerTool(ToolProvider):
         import xdo  # needs libxdo3 at import
 
         self._screen = Screen(self.display)
+        self._watch = DamageWatch.open(self.display, self._screen.region)
         self._xdo = xdo.Xdo(self.display)
         self.width, self.height = self._screen.width, self._screen.height
         self.model_w, self.model_h = target_size(self.width, self.height)
 
     async def close(self) -> None:
+        if self._watch:
+            self._watch.close()
+            self._watch = None
         if self._screen:
             self._screen.close()
         self._xdo = None
@@ -88,9 +105,15 @@ class ComputerTool(ToolProvider):
     def _to_model(self, x: int, y: int) -> tuple[int, int]:
         return round(x * self.model_w / self.width), round(y * self.model_h / self.height)
 
-    async def screenshot(self) -> bytes:
-        size = (self.model_w, self.model_h)
-        return await asyncio.to_thread(self._screen.png, size)
+    async def screenshot(self) -> Frame:
+        return await asyncio.to_thread(self._screen.frame, (self.model_w, self.model_h))
+
+    async def _settle(self, started: float) -> str:
+        if self._watch is None:
+            await self._screen.settle(self.settle_timeout)
+            return "captures"
+        return await self._watch.settled(started, self.first, self.quiet, self.settle_timeout,
+                                         not_before=time.monotonic())
 
     # -- dispatch --------------------------------------------------------------
     async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
@@ -126,6 +149,7 @@ class ComputerTool(ToolProvider):
         if a.action == "wait":
             await asyncio.sleep(a.duration)
             return ToolResult.text("", await self.screenshot())
+        started = self._watch.mark() if self._watch else time.monotonic()
         if a.coordinate is not None and a.action != "left_click_drag":
             x.move_mouse(*self._to_screen(a.coordinate))
         mods = a.text.encode() if a.text and a.action in ("left_click", "right_click", "middle_click",
@@ -155,7 +179,7 @@ class ComputerTool(ToolProvider):
                     amount = a.scroll_amount if a.scroll_amount is not None else 3
                     x.click_window_multiple(win, SCROLL_BUTTONS[a.scroll_direction], max(0, amount), 20_000)
                 case "key":
-                    await asyncio.to_thread(x.send_keysequence_window, win, a.text.encode(), 12_000)
+                    await asyncio.to_thread(x.send_keysequence_window, win, a.text.encode(), KEY_DELAY_US)
                 case "hold_key":
                     x.send_keysequence_window_down(win, a.text.encode())
                     await asyncio.sleep(a.duration)
@@ -166,5 +190,8 @@ class ComputerTool(ToolProvider):
         finally:
             if mods:
                 x.send_keysequence_window_up(win, mods)
-        await self._screen.settle(self.settle_timeout)
-        return ToolResult.text("", await self.screenshot())
+        acted = time.monotonic()
+        how = await self._settle(started)
+        shot = await self.screenshot()
+        return ToolResult(ToolResult.text("", shot).content,
+                          meta={"settled": how, "settle_ms": round((time.monotonic() - acted) * 1000, 1)})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.base import image_data
 from gateway.modes import BASH_TOOL, COMPUTER_TOOL, Kind, Mode
 from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached, register
 
@@ -67,7 +68,7 @@ def to_blocks(result) -> list[dict[str, Any]]:
             blocks.append({"type": "text", "text": c["text"]})
         elif c.get("type") == "image":
             blocks.append({"type": "image", "source": {"type": "base64", "media_type": c.get("mimeType", "image/png"),
-                                                       "data": c["data"]}})
+                                                       "data": image_data(c)}})
         else:
             blocks.append({"type": "text", "text": str(c)})
     return blocks or [{"type": "text", "text": "(no output)"}]

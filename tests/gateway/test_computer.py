@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from gateway.base import image_data
 from gateway.tools.computer import ComputerTool, target_size
 from mcpworld.envs.local import LocalEnvironment
 
@@ -46,7 +47,7 @@ async def echo(env):
 
 def png_size(result):
     img = result.images[0]
-    return Image.open(io.BytesIO(base64.b64decode(img["data"]))).size
+    return Image.open(io.BytesIO(base64.b64decode(image_data(img)))).size
 
 
 async def test_screenshot_and_cursor(echo):
@@ -60,8 +61,10 @@ async def test_screenshot_and_cursor(echo):
 
 async def test_type_key_and_clicks_reach_the_app(echo):
     tool, out = echo
+    before = await tool.call("computer", {"action": "screenshot"})
     r = await tool.call("computer", {"action": "type", "text": "hello world"})
-    assert not r.is_error and r.images  # actions return a screenshot
+    assert not r.is_error and r.images  # actions return a screenshot, showing the typed text
+    assert r.meta["settled"] == "quiet" and image_data(r.images[0]) != image_data(before.images[0])
     await out.expect(lambda l: l == "text:hello world")
     await tool.call("computer", {"action": "key", "text": "Return"})
     await out.expect(lambda l: l == "key:Return")
@@ -113,3 +116,18 @@ async def test_coordinates_are_scaled_on_a_large_screen():
     finally:
         await tool.close()
         await big.close()
+
+
+async def test_without_damage_captures_are_compared(echo, monkeypatch):
+    """The fallback where a server has no DAMAGE: still the screenshot shows the action's effect."""
+    monkeypatch.setenv("MCPWORLD_NO_DAMAGE", "1")
+    _, out = echo
+    tool = ComputerTool(echo[0].display)
+    await tool.start()
+    try:
+        before = await tool.call("computer", {"action": "screenshot"})
+        r = await tool.call("computer", {"action": "type", "text": "abc"})
+        await out.expect(lambda l: l == "text:abc")
+        assert r.meta["settled"] == "captures" and image_data(r.images[0]) != image_data(before.images[0])
+    finally:
+        await tool.close()

@@ -1,0 +1,133 @@
+"""DamageWatch on a real Xvfb: drawings are seen as they happen; animations and a blinking caret are not effects."""
+
+import asyncio
+import time
+
+import pytest
+
+from gateway.damage import DamageWatch
+from gateway.screen import Screen
+from mcpworld.envs.local import LocalEnvironment
+
+
+@pytest.fixture
+async def bare():
+    env = LocalEnvironment(window_manager=False)
+    await env.open()
+    yield env
+    await env.close()
+
+
+class Painter:
+    """A plain X client that draws filled boxes into its own window."""
+
+    def __init__(self, display: str):
+        from Xlib import display as xdisplay
+
+        self.d = xdisplay.Display(display)
+        s = self.d.screen()
+        self.win = s.root.create_window(0, 0, 800, 600, 0, s.root_depth, background_pixel=s.white_pixel)
+        self.win.map()
+        self.black, self.white = self.win.create_gc(foreground=s.black_pixel), self.win.create_gc(foreground=s.white_pixel)
+        self.d.sync()
+
+    def box(self, x, y, w, h, gc=None):
+        self.win.fill_rectangle(gc or self.black, x, y, w, h)
+        self.d.sync()
+
+    async def blink(self, box, period, count):
+        for i in range(count):
+            self.box(*box, self.black if i % 2 else self.white)
+            await asyncio.sleep(period)
+
+    async def repeat(self, box, period, count):
+        for _ in range(count):
+            self.box(*box)
+            await asyncio.sleep(period)
+
+
+async def test_a_drawing_is_seen_and_then_settles(bare):
+    painter = Painter(bare.display)
+    watch = DamageWatch.open(bare.display)
+    try:
+        assert await watch.settled(watch.mark(), first=0.1, quiet=0.05, timeout=2) in ("none", "quiet")
+        t0 = watch.mark()
+        assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=2) == "none"
+        assert time.monotonic() - t0 == pytest.approx(0.1, abs=0.05)
+        t0 = watch.mark()
+        painter.box(10, 10, 200, 100)
+        assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=2) == "quiet"
+        assert watch.draws[-1][1] == (10, 10, 200, 100)
+        assert time.monotonic() - t0 < 0.1  # the drawing's quiet period, not the no-drawing wait
+        # drawing that goes on past the quiet period keeps the wait going, up to the timeout
+        t0 = watch.mark()
+        go = asyncio.create_task(painter.repeat((300, 300, 50, 50), 0.02, 30))
+        assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=0.3) == "timeout"
+        await go
+    finally:
+        watch.close()
+
+
+async def test_repaints_without_change_and_a_caret_do_not_hold_a_wait(bare):
+    painter = Painter(bare.display)
+    screen = Screen(bare.display)
+    watch = DamageWatch.open(bare.display, screen.region)
+    try:
+        preview = asyncio.create_task(painter.repeat((400, 100, 300, 200), 0.03, 80))  # a still scene at 30 Hz
+        caret = asyncio.create_task(painter.blink((50, 50, 2, 16), 0.5, 6))  # a caret blinking at 1 Hz
+        await asyncio.sleep(0.2)
+        # the preview's first frame in a wait is new to the watch; from then on it is known to repeat
+        await watch.settled(watch.mark(), first=0.1, quiet=0.05, timeout=1)
+        t0 = watch.mark()
+        assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=1) in ("none", "quiet")
+        assert time.monotonic() - t0 < 0.6
+        t0 = watch.mark()
+        painter.box(100, 400, 120, 40)  # an effect among them is still seen
+        assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=1) == "quiet"
+        assert watch.last_draw(t0) is not None
+        # a drawing under a share of the screen is ignored where asked (readiness: 2%)
+        t0 = watch.mark()
+        painter.box(100, 500, 30, 30)
+        assert watch.last_draw(t0, min_share=0.02) is None
+        await asyncio.gather(preview, caret)
+    finally:
+        watch.close()
+        screen.close()
+
+
+async def test_the_same_region_drawn_with_new_pixels_counts(bare):
+    painter = Painter(bare.display)
+    screen = Screen(bare.display)
+    watch = DamageWatch.open(bare.display, screen.region)
+    try:
+        for colour in (painter.black, painter.white, painter.black, painter.white):
+            t0 = watch.mark()
+            painter.box(200, 200, 100, 100, colour)
+            assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=1) == "quiet"
+    finally:
+        watch.close()
+        screen.close()
+
+
+async def test_two_servers_in_one_process(bare):
+    """python-xlib's extension tables are class-wide; each watch keeps its own (Xvfb and Xvnc differ)."""
+    other = LocalEnvironment(window_manager=False)
+    await other.open()
+    try:
+        a, b = DamageWatch.open(bare.display), DamageWatch.open(other.display)
+        pa, pb = Painter(bare.display), Painter(other.display)
+        t0 = a.mark(), b.mark()
+        pb.box(5, 5, 40, 40)
+        assert await b.settled(t0[1], first=0.1, quiet=0.05, timeout=1) == "quiet"
+        assert await a.settled(t0[0], first=0.1, quiet=0.05, timeout=1) == "none"  # drawn on the other server
+        pa.box(5, 5, 40, 40)
+        assert await a.settled(t0[0], first=0.1, quiet=0.05, timeout=1) == "quiet"
+        a.close()
+        b.close()
+    finally:
+        await other.close()
+
+
+def test_turned_off_by_the_environment(monkeypatch):
+    monkeypatch.setenv("MCPWORLD_NO_DAMAGE", "1")
+    assert DamageWatch.open(":0") is None
