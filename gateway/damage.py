@@ -14,13 +14,14 @@ Without DAMAGE (or with MCPWORLD_NO_DAMAGE=1) `DamageWatch.open` returns None an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import time
 from collections import OrderedDict, deque
 from typing import Callable
 
-HISTORY_S = 2.0
+HISTORY_S = 5.0
 KNOWN_REGIONS = 256  # last pixels of this many regions are kept, to tell a repaint from a change
 
 Box = tuple[int, int, int, int]
@@ -34,6 +35,7 @@ class DamageWatch:
         self.draws: deque[tuple[float, Box, bool | None]] = deque()
         self._pixels: OrderedDict[Box, bytes] = OrderedDict()
         self._waiting = 0
+        self.opened = time.monotonic()
         self._loop = asyncio.get_running_loop()
         self._changed = asyncio.Event()
         self._fd = d.fileno()
@@ -109,6 +111,47 @@ class DamageWatch:
             self._pixels.popitem(last=False)
         return not same
 
+    def usable(self) -> bool:
+        """Open, and reading on the running loop (a watch cannot follow its caller to another loop)."""
+        try:
+            return not self._closed and asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
+
+    @contextlib.contextmanager
+    def waiting(self):
+        """While inside, each drawing is captured where it was drawn, to tell a repaint from a change (a
+        launch: the readiness wait after it then knows which regions only repaint)."""
+        self._waiting += 1
+        try:
+            yield self
+        finally:
+            self._waiting -= 1
+
+    async def next_draw(self, timeout: float) -> None:
+        """Until something is drawn, or the timeout."""
+        self._changed.clear()
+        try:
+            await asyncio.wait_for(self._changed.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    async def still(self, quiet: float, timeout: float, min_share: float = 0.0) -> str:
+        """Until nothing that changed pixels (at least `min_share` of the screen) was drawn for `quiet`
+        seconds, counting from before the call: what the watch saw since it opened (the watch's opening
+        counts as a drawing, since it did not see what came before)."""
+        start = time.monotonic()
+        with self.waiting():
+            while True:
+                self._drain()
+                now = time.monotonic()
+                last = max(self.last_draw(0.0, min_share) or 0.0, self.opened)
+                if now - last >= quiet:
+                    return "quiet"
+                if now - start >= timeout:
+                    return "timeout"
+                await self.next_draw(min(last + quiet, start + timeout) - now)
+
     def mark(self) -> float:
         """Now, after taking in what was drawn up to now (so it is not counted as drawn after it)."""
         self._drain()
@@ -128,11 +171,8 @@ class DamageWatch:
         seconds passed after the last significant drawing, "timeout" at since + timeout."""
         not_before = since if not_before is None else not_before
         deadline = since + timeout
-        self._waiting += 1
-        try:
+        with self.waiting():
             return await self._settled(since, first, quiet, deadline, min_share, not_before)
-        finally:
-            self._waiting -= 1
 
     async def _settled(self, since, first, quiet, deadline, min_share, not_before) -> str:
         while True:

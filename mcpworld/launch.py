@@ -5,6 +5,7 @@ which app it runs: everything comes from the app's config and the run's values."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 
@@ -75,6 +76,12 @@ class Readiness:
     async def wait(self, app_proc) -> None:
         """Ready, or AppExitedEarly (the app exited), or EnvironmentSetupError (the app's timeout passed)."""
         self._t0 = time.perf_counter()
+        # watched from the launch on: the still-screen wait at the end then counts from the last drawing
+        watch = self.env.drawing()
+        with watch.waiting() if watch is not None else contextlib.nullcontext():
+            await self._wait(app_proc)
+
+    async def _wait(self, app_proc) -> None:
         ready = asyncio.ensure_future(self._conditions())
         died = asyncio.ensure_future(app_proc.wait())
         timeout = self.app.ready.timeout

@@ -50,7 +50,9 @@ class Ready(_Model):
     event: str | None = Field(default=None, description="also wait for this event (the app says its UI is up)")
     port: str | None = Field(default=None, description="also wait until this allocated port accepts connections "
                              "(the app's API is up, so it has finished loading; event sources get ready after that)")
-    settle: float = Field(default=0.3, ge=0, description="then wait until the screen is unchanged this long")
+    settle: float = Field(default=0.3, ge=0, description="then wait until nothing over 2% of the screen has been "
+                          "drawn for this long (seconds since the last such drawing, from DAMAGE events; "
+                          "measured per app by `mcpworld bench` as 'drawing after ready')")
     timeout: float = 60.0
 
 

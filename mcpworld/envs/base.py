@@ -193,6 +193,10 @@ class Environment(abc.ABC):
     async def wait_focus(self, name_regex: str, timeout: float) -> str:
         """Wait until a window whose name matches has the focus; its name."""
 
+    def drawing(self):
+        """A watch on what the display draws (gateway.damage.DamageWatch), or None if it has none."""
+        return None
+
     @abc.abstractmethod
     async def settle(self, name_regex: str, quiet: float, timeout: float, paint_timeout: float = 0.0) -> None:
         """Wait until a window whose name matches has the focus, (up to paint_timeout) until the focused

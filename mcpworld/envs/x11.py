@@ -16,6 +16,9 @@ from pathlib import Path
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 
 
+POLL_S = 0.01  # window and focus polls: one connection per wait, a few small requests each
+STILL_SHARE = 0.02  # a still screen ignores drawings smaller than this share of it (a caret, a clock)
+
 # xfwm4's own first-run settings (Debian bookworm's xfwm4 4.18)
 XFCONF_DEFAULTS = Path(__file__).with_name("xfconf")
 
@@ -165,7 +168,7 @@ class X11Desktop:
                 for win in xw.visible_windows():
                     if pattern.search(xw.name(win) or ""):
                         return win
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(POLL_S)
         raise EnvironmentSetupError(f"no window matching /{name_regex}/ appeared within {timeout:.0f}s")
 
     def active_window_name(self) -> str | None:
@@ -174,31 +177,63 @@ class X11Desktop:
             win = xw.active()
             return xw.name(win) if win else None
 
-    def _focused_name(self) -> tuple[str | None, bool]:
-        """The active window's name, and whether the app has taken the input focus into it yet."""
-        with XWindows(self.display) as xw:
-            win = xw.active()
-            return (xw.name(win), xw.has_input_focus(win)) if win else (None, False)
-
     async def wait_focus(self, name_regex: str, timeout: float) -> str:
+        """Until the active window's name matches and the app has taken the input focus into it."""
         pattern = re.compile(name_regex)
         deadline = time.monotonic() + timeout
-        while True:
-            name, has_focus = self._focused_name()
-            if name is not None and has_focus and pattern.search(name):
-                return name
-            if time.monotonic() > deadline:
-                raise EnvironmentSetupError(f"no window matching /{name_regex}/ had the focus within {timeout:.0f}s "
-                                            f"(focused: {name!r})")
-            await asyncio.sleep(0.05)
+        with XWindows(self.display) as xw:
+            while True:
+                win = xw.active()
+                name = xw.name(win) if win else None
+                if name is not None and pattern.search(name) and xw.has_input_focus(win):
+                    return name
+                if time.monotonic() > deadline:
+                    raise EnvironmentSetupError(f"no window matching /{name_regex}/ had the focus within "
+                                                f"{timeout:.0f}s (focused: {name!r})")
+                await asyncio.sleep(POLL_S)
+
+    # -- drawing ---------------------------------------------------------------------
+    def drawing(self):
+        """The display's DamageWatch (gateway.damage), opened on first use on the running loop; None
+        where the server has no DAMAGE. Open it early (at launch) and a later wait for a still screen
+        knows what was drawn before it began."""
+        from gateway.damage import DamageWatch
+        from gateway.screen import Screen
+
+        watch = getattr(self, "_drawing", None)
+        if watch is not None and watch.usable():
+            return watch
+        self._close_drawing()
+        if getattr(self, "_no_drawing", False):
+            return None
+        screen = Screen(self.display)
+        watch = DamageWatch.open(self.display, screen.region)
+        if watch is None:
+            screen.close()
+            self._no_drawing = True
+            return None
+        self._drawing, self._drawing_screen = watch, screen
+        return watch
+
+    def _close_drawing(self) -> None:
+        """Called by the backends' close(), before the display goes away."""
+        watch = getattr(self, "_drawing", None)
+        if watch is not None:
+            watch.close()
+            self._drawing_screen.close()
+            self._drawing = None
 
     async def settle(self, name_regex: str, quiet: float, timeout: float, paint_timeout: float = 0.0) -> None:
         """Focus, then a still screen, within `timeout`; between them, with a paint_timeout, paint. A window
         takes the focus as it maps, and some apps (Blender on software GL, under load) leave it one flat
-        colour for seconds before drawing: a still screen alone passes, and a click then lands on nothing."""
+        colour for seconds before drawing: a still screen alone passes, and a click then lands on nothing.
+        A still screen is `quiet` seconds without a drawing that changed pixels (from DAMAGE events; small
+        ones, under STILL_SHARE of the screen such as a blinking caret, do not count), or where the server
+        has no DAMAGE, identical captures for that long."""
         from gateway.screen import Screen
 
         deadline = time.monotonic() + timeout
+        watch = self.drawing()
         try:
             await self.wait_focus(name_regex, timeout)
         except EnvironmentSetupError:
@@ -206,23 +241,30 @@ class X11Desktop:
         screen = Screen(self.display)
         try:
             if paint_timeout:
-                await self._wait_painted(screen, re.compile(name_regex), paint_timeout)
+                await self._wait_painted(screen, re.compile(name_regex), paint_timeout, watch)
                 deadline = max(deadline, time.monotonic() + 2.0)  # a first paint is seldom the last
+            if watch is not None:
+                await watch.still(quiet, timeout=max(0.5, deadline - time.monotonic()), min_share=STILL_SHARE)
+                return
             interval = 0.05
             await screen.settle(timeout=max(0.5, deadline - time.monotonic()), interval=interval,
                                 quiet=max(1, round(quiet / interval)))
         finally:
             screen.close()
 
-    async def _wait_painted(self, screen, pattern: re.Pattern, timeout: float) -> None:
-        """Until the window whose name matches (the active one first) holds more than one colour, or the timeout."""
+    async def _wait_painted(self, screen, pattern: re.Pattern, timeout: float, watch=None) -> None:
+        """Until the window whose name matches (the active one first) holds more than one colour, or the
+        timeout; looked at again when something is drawn (or every POLL_S without DAMAGE)."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with XWindows(self.display) as xw:
+        with XWindows(self.display) as xw:
+            while time.monotonic() < deadline:
                 active = xw.active()
                 wins = ([active] if active else []) + [w for w in xw.visible_windows() if w != active]
                 win = next((w for w in wins if pattern.search(xw.name(w) or "")), None)
                 geom = xw.geometry(win) if win else None
-            if geom is None or not screen.is_flat(geom):
-                return
-            await asyncio.sleep(0.05)
+                if geom is None or not screen.is_flat(geom):
+                    return
+                if watch is not None:
+                    await watch.next_draw(min(0.5, max(0.0, deadline - time.monotonic())))
+                else:
+                    await asyncio.sleep(POLL_S)

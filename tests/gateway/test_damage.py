@@ -131,3 +131,25 @@ async def test_two_servers_in_one_process(bare):
 def test_turned_off_by_the_environment(monkeypatch):
     monkeypatch.setenv("MCPWORLD_NO_DAMAGE", "1")
     assert DamageWatch.open(":0") is None
+
+
+async def test_still_counts_from_the_last_drawing_before_the_call(bare):
+    painter = Painter(bare.display)
+    screen = Screen(bare.display)
+    watch = DamageWatch.open(bare.display, screen.region)
+    try:
+        await asyncio.sleep(0.4)
+        t0 = time.monotonic()
+        assert await watch.still(0.3, timeout=2) == "quiet"
+        assert time.monotonic() - t0 < 0.05  # nothing drawn for 0.4 s: still at once
+        painter.box(10, 10, 300, 300)
+        t0 = time.monotonic()
+        assert await watch.still(0.3, timeout=2) == "quiet"
+        assert time.monotonic() - t0 == pytest.approx(0.3, abs=0.08)
+        painter.box(10, 10, 2, 10)  # too small to count where a share is asked for
+        t0 = time.monotonic()
+        assert await watch.still(0.3, timeout=2, min_share=0.02) == "quiet"
+        assert time.monotonic() - t0 < 0.05
+    finally:
+        watch.close()
+        screen.close()
