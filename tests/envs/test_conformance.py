@@ -68,11 +68,15 @@ async def test_private_files_are_for_their_reader_only(env):
 
 
 async def test_spawned_window_is_found_shot_driven_by_input_and_killed(env):
+    watch = env.drawing()  # every backend's X server reports drawing (DAMAGE): waits need no capture polling
+    assert watch is not None
+    t0 = watch.mark()
     proc = await env.spawn(["xmessage", "-title", "Conformance", "-buttons", "okay:7", "-default", "okay",
                             "press return"], log_name="xmessage")
     await env.wait_window("^Conformance$", 20)
     await env.settle("^Conformance$", quiet=0.3, timeout=10)
     assert env.active_window_name() == "Conformance"
+    assert watch.last_draw(t0) is not None  # its window's drawing was seen
     screen = Screen(env.display)
     try:
         assert (screen.width, screen.height) == (env.width, env.height)
@@ -83,7 +87,7 @@ async def test_spawned_window_is_found_shot_driven_by_input_and_killed(env):
     await tool.start()
     try:
         r = await tool.call("computer", {"action": "key", "text": "Return"})
-        assert not r.is_error
+        assert not r.is_error and r.meta["settled"] in ("quiet", "none")
     finally:
         await tool.close()
     assert await asyncio.wait_for(proc.wait(), 10) == 7  # the default button's exit code: the key arrived
