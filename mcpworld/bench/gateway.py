@@ -100,8 +100,13 @@ async def _floor(n: int) -> dict[str, list[float]]:
 
     noop = ["-m", "mcpworld.bench.noop_server"]
     stdio = StdioServerParameters(command=sys.executable, args=[*noop, "stdio"], cwd=str(paths.ROOT))
+    gw = ["-m", "mcpworld.bench.noop_gateway"]
+    gw_stdio = StdioServerParameters(command=sys.executable, args=[*gw, "stdio"], cwd=str(paths.ROOT))
+    tool = f"noop{SEP}noop"
     return {**await _timed_client(Client(stdio), n, "floor_stdio", "noop"),
-            **await _over_http(noop, n, "floor_http", "noop")}
+            **await _over_http(noop, n, "floor_http", "noop"),
+            **await _timed_client(Client(gw_stdio), n, "noop_gw_stdio", tool),
+            **await _over_http(gw, n, "noop_gw_http", tool)}
 
 
 async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out) -> list[Figure]:
@@ -129,6 +134,14 @@ async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out) -> list[Fig
     for key, label in (("http", "streamable HTTP"), ("stdio", "stdio")):
         figs.append(Figure(part="gateway", name=f"a no-op MCP tool in another process, {label}", unit="ms",
                            value=floors[key], note="the MCP SDK's own cost of one hop: the floor under a gateway hop"))
+    for key, label in (("http", "streamable HTTP"), ("stdio", "stdio")):
+        # the gateway's two hops (its clients to it, it to the app's server over stdio), each timed alone
+        hops = [a + b for a, b in zip(sorted(r[f"floor_{key}"]), sorted(r["floor_stdio"]))]
+        figs.append(Figure(part="gateway", name=f"the gateway alone, a no-op server behind it, {label}", unit="ms",
+                           value=stat(r[f"noop_gw_{key}"]), baseline=stat(hops),
+                           baseline_name=f"the SDK's own hops: one {label} plus one stdio (no-op tool)",
+                           target="within 0.5 ms of the SDK's hops",
+                           note="no app and no trial in the gateway's process: what the gateway's own code adds"))
     for key, label in (("http_list", "HTTP"), ("stdio_list", "stdio")):
         figs.append(Figure(part="gateway", name=f"tools/list through the gateway, {label}", unit="ms",
                            value=stat(r[key]), note="every tool of the mode"))
