@@ -39,6 +39,8 @@ def test_bench_produces_every_figure(tmp_path):
         "MCP call through the gateway, in process (the registry)", "MCP call through the gateway, streamable HTTP",
         "MCP call through the gateway, stdio", "tools/list through the gateway, HTTP", "tools/list through the gateway, stdio",
         "a no-op MCP tool in another process, streamable HTTP", "a no-op MCP tool in another process, stdio",
+        "the gateway alone, a no-op server behind it, streamable HTTP",
+        "the gateway alone, a no-op server behind it, stdio",
         "Anki: bare cold start, window mapped", "OBS Studio: bare cold start, window mapped, port up",
         "1 Anki environment(s) side by side", "2 Anki environment(s) side by side",
     }
