@@ -119,7 +119,7 @@ def tool_providers(app: AppConfig, env: Environment, values: RunValues,
     """The computer, bash and edit tools, and one provider per MCP server of the app. The servers run on the
     host (the host's Python, the app's ports at env.app_host) and name paths as the app sees them; each
     one's stderr goes to log_dir/mcp-<server>.log."""
-    providers: list[ToolProvider] = [ComputerTool(env.display), BashTool(env), EditTool(env)]
+    providers: list[ToolProvider] = [ComputerTool(env.display, drawing=env.drawing), BashTool(env), EditTool(env)]
     host = values.host_python()
     base = {**env.host_env(), "PYTHONPATH": paths.python_path()}
     for name, srv in app.mcp_servers.items():

@@ -23,7 +23,7 @@ from evaluator import events as ev
 from evaluator.events import Source
 from evaluator.server import Evaluator
 from evaluator.verdict import Matcher
-from gateway.modes import Mode
+from gateway.modes import COMPUTER_TOOL, Mode
 from gateway.net import free_port
 from gateway.registry import CallLog, ToolFilter, ToolRegistry
 from mcpworld import sources as event_sources
@@ -202,6 +202,8 @@ class Trial:
                 self._raise_launch_crash()  # an MCP server may fail only because the app it talks to crashed
                 raise
         await self._launching
+        if self.registry.kind_of(COMPUTER_TOOL) is None:
+            self.env.close_drawing()  # readiness is over and nothing else waits on drawing: no more wake-ups
         await self._setup()
         for source in self.sources:  # the state the agent starts from, recorded before anything counts
             await source.begin()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -60,8 +60,11 @@ class ComputerTool(ToolProvider):
     name = COMPUTER_TOOL
 
     def __init__(self, display: str, settle_timeout: float = 1.5, first: float = SETTLE_FIRST,
-                 quiet: float = SETTLE_QUIET):
+                 quiet: float = SETTLE_QUIET, drawing: Callable[[], DamageWatch | None] | None = None):
+        """`drawing`: the environment's own DamageWatch, shared (one X connection per display); without
+        it the tool opens its own."""
         self.display = display
+        self._drawing = drawing
         self.settle_timeout, self.first, self.quiet = settle_timeout, first, quiet
         self._screen: Screen | None = None
         self._watch: DamageWatch | None = None
@@ -72,15 +75,15 @@ class ComputerTool(ToolProvider):
         import xdo  # needs libxdo3 at import
 
         self._screen = Screen(self.display)
-        self._watch = DamageWatch.open(self.display, self._screen.region)
+        self._watch = self._drawing() if self._drawing else DamageWatch.open(self.display, self._screen.region)
         self._xdo = xdo.Xdo(self.display)
         self.width, self.height = self._screen.width, self._screen.height
         self.model_w, self.model_h = target_size(self.width, self.height)
 
     async def close(self) -> None:
-        if self._watch:
+        if self._watch and not self._drawing:  # a shared watch is its environment's to close
             self._watch.close()
-            self._watch = None
+        self._watch = None
         if self._screen:
             self._screen.close()
         self._xdo = None

@@ -197,6 +197,9 @@ class Environment(abc.ABC):
         """A watch on what the display draws (gateway.damage.DamageWatch), or None if it has none."""
         return None
 
+    def close_drawing(self) -> None:
+        """Stop watching what the display draws (drawing() opens a new watch)."""
+
     @abc.abstractmethod
     async def settle(self, name_regex: str, quiet: float, timeout: float, paint_timeout: float = 0.0) -> None:
         """Wait until a window whose name matches has the focus, (up to paint_timeout) until the focused

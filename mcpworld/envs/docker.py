@@ -289,7 +289,7 @@ class DockerEnvironment(X11Desktop, Environment):
         if self._closed:
             return
         self._closed = True
-        self._close_drawing()
+        self.close_drawing()
         if self.container is not None:
             _remove_later(self.container)
         shutil.rmtree(self._root, ignore_errors=True)

@@ -261,7 +261,7 @@ class LocalEnvironment(X11Desktop, Environment):
         if self._closed:
             return
         self._closed = True
-        self._close_drawing()
+        self.close_drawing()
         others = [p for p in self._procs if p is not self._xvfb]
         # No grace period: the verdict is on disk and the next trial restores its files from the snapshot,
         # so an app's orderly shutdown (Anki's takes about a second) would buy nothing.

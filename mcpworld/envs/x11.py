@@ -203,7 +203,7 @@ class X11Desktop:
         watch = getattr(self, "_drawing", None)
         if watch is not None and watch.usable():
             return watch
-        self._close_drawing()
+        self.close_drawing()
         if getattr(self, "_no_drawing", False):
             return None
         screen = Screen(self.display)
@@ -215,8 +215,8 @@ class X11Desktop:
         self._drawing, self._drawing_screen = watch, screen
         return watch
 
-    def _close_drawing(self) -> None:
-        """Called by the backends' close(), before the display goes away."""
+    def close_drawing(self) -> None:
+        """Stop watching (a trial with no computer tool, once ready; the backends' close())."""
         watch = getattr(self, "_drawing", None)
         if watch is not None:
             watch.close()
