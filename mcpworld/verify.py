@@ -26,7 +26,7 @@ from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult
 RECORD_FILE = "verified.json"
 RECORD_VERSION = 1
 GUI_SAMPLE = 6           # GUI oracles CI re-proves besides the changed ones
-CHANGED_CAP = 6          # changed GUI oracles CI re-proves per app (the rest join the sample's pool)
+CHANGED_CAP = 3          # changed GUI oracles CI re-proves per app (the rest join the sample's pool)
 NEAR_MISS_SAMPLE = 3     # unchanged tasks per app whose near miss CI re-proves (the records prove the rest)
 SAMPLE_SEED = "mcpworld-ci-1"
 
