@@ -189,11 +189,7 @@ class DamageWatch:
                     return "quiet"
             if now >= deadline:
                 return "timeout"
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), timeout=max(0.0, min(until, deadline) - now))
-            except asyncio.TimeoutError:
-                pass
+            await self.next_draw(max(0.0, min(until, deadline) - now))
 
     def close(self) -> None:
         if self._closed:

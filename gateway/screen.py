@@ -77,12 +77,17 @@ class Screen:
 
     def region(self, box: tuple[int, int, int, int]) -> bytes:
         """The raw pixels of a box (left, top, width, height), clipped to the screen."""
+        area = self._clip(box)
+        return bytes(self._mss.grab(area).raw) if area else b""
+
+    def _clip(self, box: tuple[int, int, int, int]) -> dict | None:
+        """The box as an mss area inside the screen, or None if nothing of it is on screen."""
         left, top, width, height = box
         left, top = max(0, left), max(0, top)
         width, height = min(width, self.width - left), min(height, self.height - top)
         if width <= 0 or height <= 0:
-            return b""
-        return bytes(self._mss.grab({"left": left, "top": top, "width": width, "height": height}).raw)
+            return None
+        return {"left": left, "top": top, "width": width, "height": height}
 
     def _digest(self) -> bytes:
         return hashlib.blake2b(self.grab_raw().raw, digest_size=16).digest()
@@ -102,12 +107,10 @@ class Screen:
 
     def is_flat(self, box: tuple[int, int, int, int]) -> bool:
         """Whether the box (left, top, width, height; clipped to the screen) is one colour: a window not yet painted."""
-        left, top, width, height = box
-        left, top = max(0, left), max(0, top)
-        width, height = min(width, self.width - left), min(height, self.height - top)
-        if width <= 0 or height <= 0:
+        area = self._clip(box)
+        if area is None:
             return False
-        shot = self._mss.grab({"left": left, "top": top, "width": width, "height": height})
+        shot = self._mss.grab(area)
         return Image.frombytes("RGB", shot.size, shot.bgra, "raw", "BGRX").getcolors(1) is not None
 
     def frame(self, size: tuple[int, int] | None = None) -> Frame:
