@@ -18,6 +18,17 @@ async def bare():
     await env.close()
 
 
+@pytest.fixture
+async def watched(bare):
+    """A painter on the display, and a watch that captures where it draws (to tell repaints from changes)."""
+    painter = Painter(bare.display)
+    screen = Screen(bare.display)
+    watch = DamageWatch.open(bare.display, screen.region)
+    yield painter, watch
+    watch.close()
+    screen.close()
+
+
 class Painter:
     """A plain X client that draws filled boxes into its own window."""
 
@@ -68,45 +79,33 @@ async def test_a_drawing_is_seen_and_then_settles(bare):
         watch.close()
 
 
-async def test_repaints_without_change_and_a_caret_do_not_hold_a_wait(bare):
-    painter = Painter(bare.display)
-    screen = Screen(bare.display)
-    watch = DamageWatch.open(bare.display, screen.region)
-    try:
-        preview = asyncio.create_task(painter.repeat((400, 100, 300, 200), 0.03, 80))  # a still scene at 30 Hz
-        caret = asyncio.create_task(painter.blink((50, 50, 2, 16), 0.5, 6))  # a caret blinking at 1 Hz
-        await asyncio.sleep(0.2)
-        # the preview's first frame in a wait is new to the watch; from then on it is known to repeat
-        await watch.settled(watch.mark(), first=0.1, quiet=0.05, timeout=1)
+async def test_repaints_without_change_and_a_caret_do_not_hold_a_wait(watched):
+    painter, watch = watched
+    preview = asyncio.create_task(painter.repeat((400, 100, 300, 200), 0.03, 80))  # a still scene at 30 Hz
+    caret = asyncio.create_task(painter.blink((50, 50, 2, 16), 0.5, 6))  # a caret blinking at 1 Hz
+    await asyncio.sleep(0.2)
+    # the preview's first frame in a wait is new to the watch; from then on it is known to repeat
+    await watch.settled(watch.mark(), first=0.1, quiet=0.05, timeout=1)
+    t0 = watch.mark()
+    assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=1) in ("none", "quiet")
+    assert time.monotonic() - t0 < 0.6
+    t0 = watch.mark()
+    painter.box(100, 400, 120, 40)  # an effect among them is still seen
+    assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=1) == "quiet"
+    assert watch.last_draw(t0) is not None
+    # a drawing under a share of the screen is ignored where asked (readiness: 2%)
+    t0 = watch.mark()
+    painter.box(100, 500, 30, 30)
+    assert watch.last_draw(t0, min_share=0.02) is None
+    await asyncio.gather(preview, caret)
+
+
+async def test_the_same_region_drawn_with_new_pixels_counts(watched):
+    painter, watch = watched
+    for colour in (painter.black, painter.white, painter.black, painter.white):
         t0 = watch.mark()
-        assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=1) in ("none", "quiet")
-        assert time.monotonic() - t0 < 0.6
-        t0 = watch.mark()
-        painter.box(100, 400, 120, 40)  # an effect among them is still seen
+        painter.box(200, 200, 100, 100, colour)
         assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=1) == "quiet"
-        assert watch.last_draw(t0) is not None
-        # a drawing under a share of the screen is ignored where asked (readiness: 2%)
-        t0 = watch.mark()
-        painter.box(100, 500, 30, 30)
-        assert watch.last_draw(t0, min_share=0.02) is None
-        await asyncio.gather(preview, caret)
-    finally:
-        watch.close()
-        screen.close()
-
-
-async def test_the_same_region_drawn_with_new_pixels_counts(bare):
-    painter = Painter(bare.display)
-    screen = Screen(bare.display)
-    watch = DamageWatch.open(bare.display, screen.region)
-    try:
-        for colour in (painter.black, painter.white, painter.black, painter.white):
-            t0 = watch.mark()
-            painter.box(200, 200, 100, 100, colour)
-            assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=1) == "quiet"
-    finally:
-        watch.close()
-        screen.close()
 
 
 async def test_two_servers_in_one_process(bare):
@@ -133,23 +132,17 @@ def test_turned_off_by_the_environment(monkeypatch):
     assert DamageWatch.open(":0") is None
 
 
-async def test_still_counts_from_the_last_drawing_before_the_call(bare):
-    painter = Painter(bare.display)
-    screen = Screen(bare.display)
-    watch = DamageWatch.open(bare.display, screen.region)
-    try:
-        await asyncio.sleep(0.4)
-        t0 = time.monotonic()
-        assert await watch.still(0.3, timeout=2) == "quiet"
-        assert time.monotonic() - t0 < 0.05  # nothing drawn for 0.4 s: still at once
-        painter.box(10, 10, 300, 300)
-        t0 = time.monotonic()
-        assert await watch.still(0.3, timeout=2) == "quiet"
-        assert time.monotonic() - t0 == pytest.approx(0.3, abs=0.08)
-        painter.box(10, 10, 2, 10)  # too small to count where a share is asked for
-        t0 = time.monotonic()
-        assert await watch.still(0.3, timeout=2, min_share=0.02) == "quiet"
-        assert time.monotonic() - t0 < 0.05
-    finally:
-        watch.close()
-        screen.close()
+async def test_still_counts_from_the_last_drawing_before_the_call(watched):
+    painter, watch = watched
+    await asyncio.sleep(0.4)
+    t0 = time.monotonic()
+    assert await watch.still(0.3, timeout=2) == "quiet"
+    assert time.monotonic() - t0 < 0.05  # nothing drawn for 0.4 s: still at once
+    painter.box(10, 10, 300, 300)
+    t0 = time.monotonic()
+    assert await watch.still(0.3, timeout=2) == "quiet"
+    assert time.monotonic() - t0 == pytest.approx(0.3, abs=0.08)
+    painter.box(10, 10, 2, 10)  # too small to count where a share is asked for
+    t0 = time.monotonic()
+    assert await watch.still(0.3, timeout=2, min_share=0.02) == "quiet"
+    assert time.monotonic() - t0 < 0.05
