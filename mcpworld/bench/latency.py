@@ -26,7 +26,7 @@ from mcpworld.config.templating import expand_tree
 from mcpworld.results import RAN
 from mcpworld.trial import Trial, TrialOptions
 
-TARGET = "p99 under 20 ms"
+TARGET = "p99 under 5 ms"
 
 
 async def websocket_rtt(n: int) -> Stat:
