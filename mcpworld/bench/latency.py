@@ -61,18 +61,36 @@ def _latencies(events_file: Path, source: str, names: set[str]) -> list[float]:
 
 
 SPACED = 0.02  # seconds between calls
+PER_TRIAL = 100  # calls per trial: what a call adds (a document, an object) must not pile up past a task's size
 
 
-async def in_app(rt: ResolvedTask, tool: str, args, names: set[str], source: str, n: int, out: Path,
-                 pause: float = SPACED) -> list[float]:
-    """n tool calls through a real trial, each making the app fire one of `names`; their latencies."""
+async def _one_trial(rt: ResolvedTask, tool: str, args, n: int, out: Path, pause: float) -> None:
     agent = CallLoopAgent(tool, args, n, pause)
     result = await Trial(rt, agent, TrialOptions(mode=Mode.MCP, timeout=max(300.0, n * 1.0)), out).run()
     if result.failure not in RAN:
         raise RuntimeError(f"{rt.key}: {result.failure}: {result.failure_detail}")
     if agent.dropped:
         DROPPED.extend(f"{rt.key} {d}" for d in agent.dropped)
-    return _latencies(out / "events.jsonl", source, names)
+
+
+async def in_app(rt: ResolvedTask, tool: str, args, names: set[str], source: str, n: int, out: Path,
+                 pause: float = SPACED) -> tuple[list[float], list[str]]:
+    """n tool calls, each making the app fire one of `names`, in fresh trials of at most PER_TRIAL calls
+    (a trial whose loop failed is made once more); their latencies, and what was retried."""
+    samples, retried = [], []
+    for start in range(0, n, PER_TRIAL):
+        count, part = min(PER_TRIAL, n - start), out / f"from-{start}"
+        shifted = lambda i, s=start: args(i + s)  # noqa: E731
+        try:
+            await _one_trial(rt, tool, shifted, count, part, pause)
+        except RuntimeError as e:
+            # a call the app dropped (Blender's bridge, rarely, under load) ends the loop: one fresh trial
+            # more, said in the figure's note, as `tasks verify` gives a solution whose step failed
+            retried.append(str(e)[:160])
+            part = out / f"from-{start}-again"
+            await _one_trial(rt, tool, shifted, count, part, pause)
+        samples += _latencies(part / "events.jsonl", source, names)
+    return samples, retried
 
 
 DROPPED: list[str] = []  # calls an app dropped and the loop made again, for the figures' notes
@@ -113,7 +131,9 @@ async def inotify(n: int, out: Path) -> list[float]:
             if e.name == "written" and e.payload.get("path") in closed]
 
 
-async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out: Path) -> list[Figure]:
+async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out: Path,
+                  errors: dict[str, str] | None = None) -> list[Figure]:
+    """The figures; an app whose calls failed twice goes into `errors` (by figure), and the rest are still measured."""
     base = await websocket_rtt(max(n, 200))
     figs = []
 
@@ -128,19 +148,20 @@ async def measure(bench_tasks: dict[str, ResolvedTask], n: int, out: Path) -> li
         if call is None:
             continue
         label = f"{'Frida bridge' if call.source == Source.FRIDA else 'in-app probe'} ({rt.app.name})"
-        note = f"{call.tool} -> {call.event}, emitted in the app -> recorded"
+        note = (f"{call.tool} -> {call.event}, emitted in the app -> recorded; in fresh trials of at most "
+                f"{PER_TRIAL} calls each")
         for pause, suffix, how in ((SPACED, "", f"calls {SPACED * 1000:.0f} ms apart"),
                                    (0.0, ", calls back to back", "the next call starts as the last returns")):
-            measure_once = lambda attempt: in_app(  # noqa: E731
-                rt, call.tool, lambda i, a=call.args: expand_tree(a, {"i": i}), {call.event}, call.source, n,
-                out / f"{app_id}-{pause:g}-{attempt}", pause)
             DROPPED.clear()
             try:
-                samples, retry = await measure_once(1), ""
-            except RuntimeError as e:
-                # a call the app dropped (Blender's bridge, rarely, under load) ends the loop: one fresh trial
-                # more, said in the figure's note, as `tasks verify` gives a solution whose step failed
-                samples, retry = await measure_once(2), f"; retried once in a new trial after: {str(e)[:160]}"
+                samples, retried = await in_app(rt, call.tool, lambda i, a=call.args: expand_tree(a, {"i": i}),
+                                                {call.event}, call.source, n, out / f"{app_id}-{pause:g}", pause)
+            except RuntimeError as e:  # a trial failed twice
+                if errors is None:
+                    raise
+                errors[f"latency: {label}{suffix}"] = str(e)[:400]
+                continue
+            retry = f"; {len(retried)} trial(s) made once more, the first after: {retried[0]}" if retried else ""
             if DROPPED:
                 retry += f"; {len(DROPPED)} call(s) dropped without a reply and made again ({DROPPED[0]})"
             figs.append(fig(label + suffix, samples, f"{note}; {how}{retry}"))

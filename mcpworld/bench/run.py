@@ -100,7 +100,7 @@ async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = (), r
                 if part == "reset":
                     figures += await reset.measure(chosen, sizes.repeats, out)
                 elif part == "latency":
-                    figures += await latency.measure(chosen, sizes.events, out)
+                    figures += await latency.measure(chosen, sizes.events, out, errors)
                 elif part == "screenshot":
                     figures += await screen.measure(sizes.shots)
                 elif part == "gateway":
