@@ -93,7 +93,7 @@ async def measure(all_tasks: dict[str, ResolvedTask], bench_tasks: dict[str, Res
     for w, (rate, mb, failed, gb) in rows.items():
         figs.append(Figure(part="parallel", name=f"{w} {app.name} environment(s) side by side", unit="trials/h",
                            value=stat([rate]), baseline_name=f"{widths[0]} environment", baseline=stat([base_rate]),
-                           # trials wait on their apps as much as they compute, so the cores are the limit
+                           # at best each core (or each environment, where there are fewer) runs trials as fast as one did alone
                            target=f"at least {0.95 * min(w, os.cpu_count() or 1):.1f}x" if w > widths[0] else "",
                            note=f"peak {mb:.0f} MB per environment; {rate / gb:.0f} trials/h per GB used; "
                                 f"{failed} failed trial(s){'; the most throughput' if w == best else ''}"))
