@@ -10,6 +10,8 @@
   websocket's reader and keepalive) until the block ends: for an app that runs code without Python's
   lock held while an operator runs (Blender's `bpy.ops` release the GIL, and file loading touches Python
   objects without it), no thread of ours may run Python meanwhile. Events emitted in the block wait.
+- `held()` is the light form for every such operator: every event acknowledged, the sender held between
+  two sends and the connection left open, so nothing is in flight to wake the websocket's reader.
 - Depends only on the standard library and `websockets` (its threaded sync client).
 """
 
@@ -58,6 +60,9 @@ class ProbeClient:
         self._pause = False
         self._gate = threading.Lock()  # held by the pausing thread; the sender waits on it, parked
         self._parked = threading.Event()
+        self._hold = False
+        self._hold_gate = threading.Lock()  # held by the holding thread; the sender waits on it
+        self._held = threading.Event()
         self._thread = threading.Thread(target=self._run, name="mcpworld-probe", daemon=True)
         self._thread.start()
 
@@ -106,6 +111,25 @@ class ProbeClient:
             self._pause = False
             self._gate.release()
 
+    @contextlib.contextmanager
+    def held(self, timeout: float = 1.0):
+        """Every event acknowledged, then the sender held between two sends for the block, its connection
+        open: with nothing in flight, the client's threads stay outside Python (but the websocket's
+        keepalive ping, every 20 s). Yields whether it held; while unconnected there is nothing to hold."""
+        self.flush(timeout)
+        self._hold_gate.acquire()
+        with self._cv:
+            self._hold = True
+            self._cv.notify_all()
+        try:
+            held = self.connected.is_set() and self._held.wait(timeout)
+            if held:
+                time.sleep(0.0005)  # the sender's last steps from "held" into the gate's wait
+            yield held
+        finally:
+            self._hold = False
+            self._hold_gate.release()
+
     def _park(self) -> None:
         self._parked.set()
         with self._gate:
@@ -147,9 +171,15 @@ class ProbeClient:
     def _pump(self, ws) -> None:
         sent = -1  # highest seq sent on this connection
         while True:
+            if self._hold:
+                self._held.set()
+                with self._hold_gate:
+                    self._held.clear()
             with self._cv:
                 if (self._closing and not self._pending) or self._pause:
                     return
+                if self._hold:
+                    continue
                 batch = [e for e in self._pending if e["seq"] > sent]
                 if not batch:
                     # a new event wakes this at once; while sent ones await their acks, look for those often

@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import linecache
 import os
 import time
 
@@ -119,6 +120,35 @@ async def test_paused_client_closes_its_connection_parks_its_threads_and_loses_n
     assert await asyncio.to_thread(client.flush, 5.0)
     probe = [x for x in evaluator.log.events if x.source == "probe"]
     assert [x.name for x in probe] == ["before", "during"] and [x.seq for x in probe] == [0, 1]
+    await asyncio.to_thread(client.close)
+
+
+async def test_held_client_keeps_its_connection_sends_nothing_and_loses_nothing(evaluator):
+    """Blender's every bridge call: what was emitted is acknowledged first, then the sender waits outside
+    Python with the connection open, and what is emitted meanwhile goes after."""
+    import sys
+
+    client = ProbeClient(evaluator.url, evaluator.credential("probe"), "run1", "testapp", stream="s1")
+    assert await asyncio.to_thread(client.connected.wait, 5.0)
+    client.emit("before", {})  # not yet acknowledged: held() waits for it
+
+    def in_block():
+        with client.held() as held:
+            recorded = [x.name for x in evaluator.log.events if x.source == "probe"]
+            client.emit("during", {})
+            time.sleep(0.3)  # nothing may be sent while held
+            sender = sys._current_frames()[client._thread.ident]
+            return held, recorded, sender.f_code.co_name, sender.f_lineno, len(evaluator._server.connections)
+
+    held, recorded, where, line, open_conns = await asyncio.to_thread(in_block)
+    assert held and recorded == ["before"]
+    assert where == "_pump" and "_hold_gate" in linecache.getline(sys.modules[ProbeClient.__module__].__file__, line)
+    assert open_conns == 1
+    assert [x.name for x in evaluator.log.events if x.source == "probe"] == ["before"]
+    assert await asyncio.to_thread(client.flush, 5.0)
+    probe = [x for x in evaluator.log.events if x.source == "probe"]
+    assert [x.name for x in probe] == ["before", "during"] and [x.seq for x in probe] == [0, 1]
+    assert [x.name for x in evaluator.log.events].count(ev.PROBE_CONNECTED) == 1  # the same connection
     await asyncio.to_thread(client.close)
 
 

@@ -52,7 +52,8 @@ def start() -> None:
     bridge.serve(int(cfg["ports"]["bridge"]), cfg["secrets"]["bridge"], cfg.get("bind_host", "127.0.0.1"),
                  on_refused=lambda peer: _emit("suspected_forgery", {"reason": "a bridge request without the run's secret",
                                                                     "peer": peer}),
-                 flush=lambda: _client.flush(5.0), client_paused=_client.paused)
+                 flush=lambda: _client.flush(5.0), client_paused=_client.paused,
+                 client_held=_client.held)
     bpy.app.timers.register(lambda: bridge.drain(_before_call, _after_call), first_interval=0.0, persistent=True)
     bpy.app.timers.register(_poll, first_interval=POLL, persistent=True)
     bpy.app.handlers.depsgraph_update_post.append(_on_depsgraph)

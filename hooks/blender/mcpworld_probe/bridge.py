@@ -4,9 +4,13 @@ Requests arrive on a server thread and run on Blender's main thread (a timer dra
 `bpy.ops` in the context of the first window's 3D view, so they are undoable, show in the GUI and change
 the same data -- and so fire the same milestones -- as the same action by hand.
 POST / {"method": name, "params": {...}} with the run's secret -> {"result": ...} or {"error": "..."}.
-`bpy.ops` releases Python's lock while an operator runs, and loading a file then touches Python objects
-without it: a file is opened with every thread of ours parked (`_threads_parked`), else Blender can
-crash in the load (it did, in the container, about one open in two).
+`bpy.ops` releases Python's lock while an operator runs, and Blender then touches Python objects without
+it: loading a file does, and so does every context lookup under `temp_override` (it reads the override's
+dict, taking the lock only if no thread holds it -- Python 3.11 cannot tell it which thread does). So no
+thread of ours may run Python during an operator: every call runs with the probe client's sender held
+and nothing in flight (`ProbeClient.held`), the server thread wakes only for a connection, and a file is
+opened with every thread parked (`_threads_parked`). Before, Blender crashed about once in 1,000 calls
+back to back, and in the container about one open in two.
 There is deliberately no "run this Python" method: code in Blender's interpreter could reach the probe.
 """
 
@@ -17,6 +21,7 @@ import hmac
 import json
 import os
 import queue
+import selectors
 import threading
 import time
 import traceback
@@ -29,7 +34,9 @@ from . import state as blender_state
 TIMEOUT = 60.0
 _calls: queue.Queue = queue.Queue()
 _main_in_call = [False]
-_park = {"asked": False, "gate": threading.Lock(), "parked": threading.Event(), "client": None}
+_park = {"asked": False, "gate": threading.Lock(), "parked": threading.Event(), "client": None, "held": None,
+         "wake": None}
+PARKS = {"open_file"}  # parks every thread itself
 
 
 class BridgeError(Exception):
@@ -366,6 +373,7 @@ def _threads_parked():
     (The handler thread of the call being run is already waiting for it.)"""
     with _park["gate"]:
         _park["asked"] = True
+        os.write(_park["wake"], b"p")
         try:
             with _park["client"]() as _:
                 if _park["parked"].wait(1.0):
@@ -378,11 +386,23 @@ def _threads_parked():
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def service_actions(self):  # between two polls of serve_forever
-        if _park["asked"]:
-            _park["parked"].set()
-            with _park["gate"]:
-                _park["parked"].clear()
+
+def _serve(server: _Server, wake: int) -> None:
+    """The server thread: it wakes for a connection or a park request, never on a timer (a poll would run
+    Python beside an operator)."""
+    with selectors.DefaultSelector() as sel:
+        sel.register(server.socket, selectors.EVENT_READ, "connection")
+        sel.register(wake, selectors.EVENT_READ, "wake")
+        while True:
+            for key, _ in sel.select():
+                if key.data == "connection":
+                    server.handle_request()
+                    continue
+                os.read(wake, 64)
+                if _park["asked"]:
+                    _park["parked"].set()
+                    with _park["gate"]:
+                        _park["parked"].clear()
 
 
 def drain(before_call, after_call) -> float:
@@ -400,7 +420,8 @@ def drain(before_call, after_call) -> float:
             pass
         _main_in_call[0] = True
         try:
-            box["result"] = METHODS[method](params)
+            with contextlib.nullcontext() if method in PARKS else _park["held"]():
+                box["result"] = METHODS[method](params)
         except BridgeError as e:
             box["error"] = str(e)
         except Exception as e:
@@ -414,9 +435,10 @@ def drain(before_call, after_call) -> float:
                 done.set()
 
 
-def serve(port: int, secret: str, host: str, on_refused, flush, client_paused) -> ThreadingHTTPServer:
-    """`client_paused`: the probe client's context manager that parks its threads."""
-    _park["client"] = client_paused
+def serve(port: int, secret: str, host: str, on_refused, flush, client_paused, client_held) -> ThreadingHTTPServer:
+    """`client_paused`, `client_held`: the probe client's context managers that park its threads, or hold
+    its sender with nothing in flight."""
+    _park["client"], _park["held"] = client_paused, client_held
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *a):
             pass
@@ -449,6 +471,6 @@ def serve(port: int, secret: str, host: str, on_refused, flush, client_paused) -
             self.wfile.write(data)
 
     server = _Server((host, port), Handler)
-    # a short poll, so a park request is seen within 50 ms
-    threading.Thread(target=server.serve_forever, args=(0.05,), name="mcpworld-bridge", daemon=True).start()
+    wake, _park["wake"] = os.pipe()
+    threading.Thread(target=_serve, args=(server, wake), name="mcpworld-bridge", daemon=True).start()
     return server
