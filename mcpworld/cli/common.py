@@ -68,3 +68,11 @@ def check_backend(backend: str) -> None:
 
     if backend not in BACKENDS:
         fail(f"--backend '{backend}' is not one of {', '.join(BACKENDS)}")
+    if backend == "docker":  # one clear error up front, not a setup error in every trial
+        from mcpworld.errors import MCPWorldError
+        from mcpworld.images import docker_client
+
+        try:
+            docker_client()
+        except MCPWorldError as e:
+            fail(str(e))

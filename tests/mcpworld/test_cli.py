@@ -49,6 +49,17 @@ def test_null_agent_run_and_bad_arguments(tmp_path):
     assert mcpworld("report", str(tmp_path)).returncode == 2
 
 
+def test_docker_backend_without_an_engine_is_one_clear_error(tmp_path):
+    import os
+
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
+    for args in (("run", "--task", "anki/164", "--mode", "mcp", "--out", str(tmp_path / "run")),
+                 ("tasks", "verify", "--task", "anki/164")):
+        r = mcpworld(*args, "--backend", "docker", env=env)
+        assert r.returncode == 2 and "no Docker engine answers" in r.stderr, (args, r.stderr[-500:])
+    assert not (tmp_path / "run").exists()
+
+
 def test_tasks_list_and_show():
     r = mcpworld("tasks", "list", "--app", "anki")
     assert r.returncode == 0 and "anki/161" in r.stdout
