@@ -42,6 +42,61 @@ def _used_since_start():
     return lambda: psutil.virtual_memory().used - start
 
 
+INTERPRETERS = ("python", "node", "electron")  # processes named by the script they run
+
+
+def _kind(p: psutil.Process) -> str:
+    """What a process is, for the CPU table: its name, or for an interpreter the script or module it runs."""
+    name = p.name()
+    if not name.lower().startswith(INTERPRETERS):
+        return name
+    args = [a for a in p.cmdline()[1:] if not a.startswith("-")]
+    return f"{name} {Path(args[0]).name}" if args else name
+
+
+class CpuByKind:
+    """CPU seconds (user + system) each kind of process under this one spent while the block ran, the runner
+    itself included; sampled, so a process's last SAMPLE seconds before it exits are not counted."""
+
+    def __init__(self) -> None:
+        self.last: dict[tuple[int, float], tuple[str, float]] = {}  # (pid, start) -> (kind, CPU so far)
+        self.me = psutil.Process(os.getpid())
+        self.start = sum(self.me.cpu_times()[:2])
+        self.machine = psutil.cpu_times()
+        self.sampling = 0.0  # the runner's CPU spent here, not the runner's own share
+
+    def read(self) -> int:
+        t = time.thread_time()
+        for p in self.me.children(recursive=True):
+            try:
+                with p.oneshot():
+                    key = (p.pid, p.create_time())
+                    kind = self.last[key][0] if key in self.last else _kind(p)
+                    self.last[key] = (kind, sum(p.cpu_times()[:2]))
+            except psutil.Error:
+                continue
+        self.sampling += time.thread_time() - t
+        return 0
+
+    def totals(self) -> tuple[dict[str, float], float]:
+        """CPU seconds by kind, largest first; and the machine's busy CPU seconds over the same time."""
+        out = {"the runner (mcpworld)": sum(self.me.cpu_times()[:2]) - self.start - self.sampling}
+        for kind, cpu in self.last.values():
+            out[kind] = out.get(kind, 0.0) + cpu
+        now = psutil.cpu_times()
+        busy = sum(now) - now.idle - now.iowait - (sum(self.machine) - self.machine.idle - self.machine.iowait)
+        return dict(sorted(out.items(), key=lambda kv: -kv[1])), busy
+
+
+def cpu_note(cpu: dict[str, float], busy: float, trials: int, wall: float, top: int = 6) -> str:
+    """CPU per trial by kind, and how busy the cores were."""
+    cores = os.cpu_count() or 1
+    ours = sum(cpu.values())
+    parts = ", ".join(f"{k} {v / trials:.2f}" for k, v in list(cpu.items())[:top])
+    return (f"CPU s per trial: {ours / trials:.2f} in our processes ({parts}), {(busy - ours) / trials:.2f} elsewhere; "
+            f"the cores {busy / (wall * cores):.0%} busy")
+
+
 @contextlib.asynccontextmanager
 async def _peak(read):
     """The highest value read() gave while the block ran, sampled every SAMPLE seconds: peak[0]."""
@@ -64,18 +119,21 @@ async def _peak(read):
 
 
 async def one_level(tasks: list[ResolvedTask], width: int, per_env: int, out: Path,
-                    executor=None) -> tuple[float, float, int, float]:
-    """(trials per hour, peak MB per environment, failures, peak GB the machine used beyond its start) for
-    `width` environments side by side, here or (with an executor) on a Ray cluster."""
+                    executor=None) -> tuple[float, float, int, float, str]:
+    """(trials per hour, peak MB per environment, failures, peak GB the machine used beyond its start, CPU
+    per trial by process kind) for `width` environments side by side, here or (with an executor, no CPU
+    note) on a Ray cluster."""
     total = width * per_env
     trials = -(-total // len(tasks))
-    async with _peak(_children_rss) as peak, _peak(_used_since_start()) as used:
+    cpu = CpuByKind()
+    async with _peak(_children_rss) as peak, _peak(_used_since_start()) as used, _peak(cpu.read):  # cpu: sampled only
         t = time.perf_counter()
         summary = await run_all(tasks, [Mode.MCP], "oracle", out, trials=trials, base_opts=TrialOptions(),
                                 parallel=width, executor=executor)
         wall = time.perf_counter() - t
     n = summary.trials
-    return n / wall * 3600, peak[0] / 1e6 / width, n - summary.overall.successes, max(used[0], 1) / 2**30
+    note = cpu_note(*cpu.totals(), n, wall) if executor is None else ""
+    return n / wall * 3600, peak[0] / 1e6 / width, n - summary.overall.successes, max(used[0], 1) / 2**30, note
 
 
 async def measure(all_tasks: dict[str, ResolvedTask], bench_tasks: dict[str, ResolvedTask], widths: list[int],
@@ -90,13 +148,13 @@ async def measure(all_tasks: dict[str, ResolvedTask], bench_tasks: dict[str, Res
     base_rate = rows[widths[0]][0]
     figs = []
     best = max(rows, key=lambda w: rows[w][0])
-    for w, (rate, mb, failed, gb) in rows.items():
+    for w, (rate, mb, failed, gb, cpu) in rows.items():
         figs.append(Figure(part="parallel", name=f"{w} {app.name} environment(s) side by side", unit="trials/h",
                            value=stat([rate]), baseline_name=f"{widths[0]} environment", baseline=stat([base_rate]),
                            # at best each core (or each environment, where there are fewer) runs trials as fast as one did alone
                            target=f"at least {0.95 * min(w, os.cpu_count() or 1):.1f}x" if w > widths[0] else "",
                            note=f"peak {mb:.0f} MB per environment; {rate / gb:.0f} trials/h per GB used; "
-                                f"{failed} failed trial(s){'; the most throughput' if w == best else ''}"))
+                                f"{failed} failed trial(s){'; the most throughput' if w == best else ''}; {cpu}"))
     if ray_address:
         figs += await _on_ray(ray_address, tasks, widths, per_env, out, rows, app.name)
     return figs
@@ -110,7 +168,7 @@ async def _on_ray(address: str, tasks, widths: list[int], per_env: int, out: Pat
     executor.check(tasks, "local")
     figs = []
     for w in widths:
-        rate, _, failed, gb = await one_level(tasks, w, per_env, out / f"ray-{w}", executor=executor)
+        rate, _, failed, gb, _ = await one_level(tasks, w, per_env, out / f"ray-{w}", executor=executor)
         figs.append(Figure(part="parallel", name=f"{w} {name} trial(s) at once on Ray", unit="trials/h",
                            value=stat([rate]), baseline_name=f"--parallel {w} here", baseline=stat([local[w][0]]),
                            note=f"{rate / gb:.0f} trials/h per GB used; {failed} failed trial(s)"))
