@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from mcpworld.cli.common import check_available, console, err, fail, load
+from mcpworld.cli.common import check_available, console, err, fail, keep_heap, load
 
 app = typer.Typer(no_args_is_help=True, help="Benchmarks: figures next to a baseline measured in the same run.")
 
@@ -39,6 +39,7 @@ def bench_run(part: list[str] = typer.Option([], "--part", help="reset, latency,
     if unknown:
         fail(f"unknown part(s) {', '.join(unknown)} (known: {', '.join(PARTS)})")
     try:
+        keep_heap()
         result = run_sync(parts, size, log=lambda m: err.print(m, highlight=False), apps=apps, ray_address=ray_address)
     except ValueError as e:
         fail(str(e))

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from mcpworld import paths
-from mcpworld.cli.common import check_available, check_backend, check_modes, console, err, fail, load, select
+from mcpworld.cli.common import check_available, check_backend, check_modes, console, err, fail, keep_heap, load, select
 from mcpworld.errors import MCPWorldError
 
 
@@ -109,6 +109,7 @@ def run(
     with TrialProgress(total, err) as progress:
         opts.on_view = lambda url: progress.print(f"live view: {url}")
         try:
+            keep_heap()
             summary = asyncio.run(run_all(chosen, mode, agent, out, trials, opts, agent_options,
                                           on_trial=lambda result, done, n: progress.finished(result),
                                           on_start=progress.started, parallel=parallel, resumed=resumed,
@@ -205,6 +206,7 @@ def gateway(
     if transport not in ("stdio", "http"):
         fail("--transport must be stdio or http")
     out = out or paths.new_run_dir("gateway")
+    keep_heap()
     result = asyncio.run(serve_task(rt, mode, no_bash, transport, port, out, err, backend))
     err.print(f"verdict: {'pass' if result.success else 'fail'} kscr={result.kscr:.2f} ({out})")
 

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from mcpworld import paths
-from mcpworld.cli.common import check_backend, console, err, fail, load, select
+from mcpworld.cli.common import check_backend, console, err, fail, keep_heap, load, select
 
 app = typer.Typer(no_args_is_help=True, help="List, validate, show and verify tasks.")
 
@@ -101,6 +101,7 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
     if not chosen:
         console.print("nothing to verify")
         return
+    keep_heap()
     failed = asyncio.run(_verify(chosen, versions, parallel, backend))
     raise typer.Exit(1 if failed else 0)
 
