@@ -64,6 +64,7 @@ def _run_on_node(key: str, raw: dict, mode: str, k: int, options: dict, agent_na
     began = time.time()
     from mcpworld.agents import make_agent
     from mcpworld.config.load import load_tasks
+    from mcpworld.heap import keep_heap
     from mcpworld.trial import TrialOptions, run_trial
 
     rt = load_tasks().get(key)
@@ -75,6 +76,7 @@ def _run_on_node(key: str, raw: dict, mode: str, k: int, options: dict, agent_na
         options["app_build"] = Path(options["app_build"])
     with tempfile.TemporaryDirectory(prefix="mcpworld-ray-") as tmp:
         trial_dir = Path(tmp) / "trial"
+        keep_heap()  # a worker runs trial after trial: what it loaded stays
         result = asyncio.run(run_trial(rt, make_agent(agent_name, **agent_options),
                                        TrialOptions(mode=mode, **options), trial_dir, k))
         packed = io.BytesIO()

@@ -10,7 +10,8 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from mcpworld.cli.common import check_available, console, err, fail, keep_heap, load
+from mcpworld.cli.common import check_available, console, err, fail, load
+from mcpworld.heap import keep_heap
 
 app = typer.Typer(no_args_is_help=True, help="Benchmarks: figures next to a baseline measured in the same run.")
 

@@ -21,17 +21,6 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def keep_heap() -> None:
-    """Before a long asyncio run: what is loaded by now (modules, the MCP SDK's protocol types, the configs)
-    lives as long as the process, so the collector's full passes stop walking it. Before, a full pass took
-    50-80 ms in the gateway's process: one tools/list in 40 waited for it."""
-    import gc
-
-    import mcp  # noqa: F401  (its types are most of the heap: loaded before the freeze)
-
-    gc.freeze()
-
-
 def load(tasks_dir: Path | None = None):
     """Every app and task, or exit 2 listing every problem (file: field: problem)."""
     try:

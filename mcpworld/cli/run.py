@@ -10,8 +10,9 @@ from typing import Optional
 import typer
 
 from mcpworld import paths
-from mcpworld.cli.common import check_available, check_backend, check_modes, console, err, fail, keep_heap, load, select
+from mcpworld.cli.common import check_available, check_backend, check_modes, console, err, fail, load, select
 from mcpworld.errors import MCPWorldError
+from mcpworld.heap import keep_heap
 
 
 def run(

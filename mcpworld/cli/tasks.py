@@ -11,7 +11,8 @@ import typer
 from rich.table import Table
 
 from mcpworld import paths
-from mcpworld.cli.common import check_backend, console, err, fail, keep_heap, load, select
+from mcpworld.cli.common import check_backend, console, err, fail, load, select
+from mcpworld.heap import keep_heap
 
 app = typer.Typer(no_args_is_help=True, help="List, validate, show and verify tasks.")
 
