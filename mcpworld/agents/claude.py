@@ -94,7 +94,7 @@ def prune_screenshots(messages: list[dict[str, Any]], keep: int = KEEP_SCREENSHO
 class ClaudeAgent(Agent):
     name = "claude"
 
-    def __init__(self, model: str = "claude-sonnet-4-5", max_tokens: int = 4096, base_url: str | None = None,
+    def __init__(self, model: str = "claude-sonnet-4-6", max_tokens: int = 4096, base_url: str | None = None,
                  api_key: str | None = None, temperature: float | None = 0.0):
         self.model, self.max_tokens, self.temperature = model, max_tokens, temperature
         self.base_url, self.api_key = base_url, api_key

@@ -29,6 +29,7 @@ DEFAULT_PRICES: dict[str, Price] = {
         "claude-opus-4-5": (5.0, 25.0, 6.25, 0.50),
         "claude-opus-4-1": (15.0, 75.0, 18.75, 1.50),
         "claude-opus-4-0": (15.0, 75.0, 18.75, 1.50),
+        "claude-sonnet-4-6": (3.0, 15.0, 3.75, 0.30),
         "claude-sonnet-4-5": (3.0, 15.0, 3.75, 0.30),
         "claude-sonnet-4-0": (3.0, 15.0, 3.75, 0.30),
         "claude-3-7-sonnet-20250219": (3.0, 15.0, 3.75, 0.30),
