@@ -1,7 +1,8 @@
 """The reference agent: Claude through the `anthropic` SDK, with the gateway's tools.
 
-GUI, bash and edit tools are declared with Anthropic's computer-use tool types (computer_20250124,
-bash_20250124, text_editor_20250124); every MCP tool is an ordinary tool with its JSON schema.
+GUI, bash and edit tools are declared with Anthropic's tool types for Claude 4.x models (computer_20250124,
+bash_20250124, text_editor_20250728, whose name is the gateway's own editor name); every MCP tool is an
+ordinary tool with its JSON schema.
 Temperature 0 (sent in the body; the 2.x SDK has no argument for it); a step cap; token usage summed; old screenshots pruned from the history.
 ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY are read by the SDK as usual.
 """
@@ -11,11 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.base import image_data
-from gateway.modes import BASH_TOOL, COMPUTER_TOOL, Kind, Mode
+from gateway.modes import BASH_TOOL, COMPUTER_TOOL, EDIT_TOOL, Kind, Mode
 from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached, register
 
 BETA = "computer-use-2025-01-24"
-EDITOR_API_NAME = "str_replace_editor"  # the name text_editor_20250124 requires
 KEEP_SCREENSHOTS = 3
 
 _BASE = ("You operate a Linux desktop (XFCE on a virtual display) to complete the user's task in the "
@@ -53,8 +53,8 @@ def api_tools(specs) -> tuple[list[dict[str, Any]], dict[str, str]]:
             tools.append({"type": "bash_20250124", "name": BASH_TOOL})
             names[BASH_TOOL] = s.name
         elif s.kind == Kind.EDIT:
-            tools.append({"type": "text_editor_20250124", "name": EDITOR_API_NAME})
-            names[EDITOR_API_NAME] = s.name
+            tools.append({"type": "text_editor_20250728", "name": EDIT_TOOL})  # the 4.x version; no undo_edit
+            names[EDIT_TOOL] = s.name
         else:
             tools.append({"name": s.name, "description": s.description[:1024], "input_schema": s.input_schema})
             names[s.name] = s.name

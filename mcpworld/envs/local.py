@@ -89,7 +89,8 @@ class LocalEnvironment(X11Desktop, Environment):
         self._home = self._root / "home"
         self._private = self._root / "private"
         self.logs_dir = self._private / "logs"
-        for d in (self._home, self._private, self.logs_dir):
+        self._agent_tmp = self._root / "agent-tmp"  # the agent's /tmp in its sandbox
+        for d in (self._home, self._private, self.logs_dir, self._agent_tmp):
             d.mkdir(parents=True, exist_ok=True)
         self._users = accounts.users()
         self.isolation = "users+sandbox" if self._users else "none"
@@ -100,6 +101,8 @@ class LocalEnvironment(X11Desktop, Environment):
             os.chmod(self.logs_dir, 0o700)
             os.chown(self._home, self._users.app_uid, self._users.share_gid)
             os.chmod(self._home, 0o2770)
+            os.chown(self._agent_tmp, self._users.agent_uid, self._users.agent_gid)
+            os.chmod(self._agent_tmp, 0o700)
         self._xauthority = accounts.runner_xauthority(self._users)
         self._agent_files = ShellFiles(self._run_as_agent)
         self._procs: list[asyncio.subprocess.Process] = []
@@ -200,7 +203,8 @@ class LocalEnvironment(X11Desktop, Environment):
             stderr = stderr if stderr is not None else log
         who: dict = {}
         if self._users and agent:
-            argv = accounts.sandbox(list(argv), self._users, self.home, self.display, str(self._xauthority))
+            argv = accounts.sandbox(list(argv), self._users, self.home, str(self._agent_tmp), self.display,
+                                    str(self._xauthority))
         elif not privileged:
             who = self._as_app()
         proc = await asyncio.create_subprocess_exec(

@@ -102,16 +102,17 @@ def _run(argv: list[str]) -> None:
         raise PrerequisiteError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
 
 
-def sandbox(argv: list[str], u: Users, home: str, display: str, xauthority: str) -> list[str]:
+def sandbox(argv: list[str], u: Users, home: str, tmp: str, display: str, xauthority: str) -> list[str]:
     """argv run as the agent's user inside bubblewrap: own PID/network/IPC namespaces, read-only system,
-    a private /tmp, the environment's HOME, and the X display's socket and cookie."""
+    the environment's own /tmp (`tmp`, one folder for all the agent's commands, so a file the editor writes
+    there is there for bash), the environment's HOME, and the X display's socket and cookie."""
     bwrap, setpriv = shutil.which("bwrap"), shutil.which("setpriv")
     if not bwrap or not setpriv:
         raise PrerequisiteError("'bwrap' (bubblewrap) and 'setpriv' are needed to sandbox the agent (run `make setup`)")
     x_socket = f"/tmp/.X11-unix/X{display.lstrip(':')}"
     box = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
            "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
-           "--perms", "1777", "--tmpfs", "/tmp", "--perms", "0755", "--dir", "/tmp/.X11-unix",
+           "--bind", tmp, "/tmp", "--perms", "0755", "--dir", "/tmp/.X11-unix",
            "--ro-bind", x_socket, x_socket, "--ro-bind", xauthority, xauthority]
     for parent in reversed(Path(home).parents):  # the folders on the way to HOME: passable, nothing else in them
         if str(parent) not in ("/", "/tmp"):

@@ -23,6 +23,21 @@ async def test_bash_session_persists_and_reports_errors(any_env):
         await bash.close()
 
 
+async def test_editor_and_bash_share_the_environments_tmp(any_env):
+    """One /tmp for all the agent's commands: a file the editor writes there is there for bash, and after."""
+    bash, edit = BashTool(any_env, timeout=5), EditTool(any_env)
+    try:
+        r = await edit.call("str_replace_based_edit_tool", {"command": "create", "path": "/tmp/shared.txt",
+                                                            "file_text": "from the editor"})
+        assert not r.is_error, r.texts
+        r = await bash.call("bash", {"command": "cat /tmp/shared.txt; echo ' and bash' >> /tmp/shared.txt"})
+        assert r.texts[0].strip() == "from the editor"
+        r = await edit.call("str_replace_based_edit_tool", {"command": "view", "path": "/tmp/shared.txt"})
+        assert "from the editor and bash" in r.texts[0]
+    finally:
+        await bash.close()
+
+
 async def test_bash_timeout_restarts_the_shell(any_env):
     bash = BashTool(any_env, timeout=1)
     try:

@@ -104,7 +104,7 @@ async def test_claude_solves_a_task_through_the_gateway(api, tmp_path):
     tools = {t["name"]: t for t in body["tools"]}
     assert tools["computer"]["type"] == "computer_20250124" and tools["computer"]["display_width_px"] == 1280
     assert tools["bash"]["type"] == "bash_20250124"
-    assert tools["str_replace_editor"]["type"] == "text_editor_20250124"
+    assert tools["str_replace_based_edit_tool"]["type"] == "text_editor_20250728"
     assert "input_schema" in tools["anki__add_note"] and "application's own tools" in body["system"]
     # the screenshot went back as an image block in a tool_result
     result = fake.requests[1]["body"]["messages"][-1]["content"][0]
@@ -120,6 +120,25 @@ async def test_mcp_mode_no_bash_prompt_and_tools(api, tmp_path):
     body = fake.requests[0]["body"]
     assert all(t["name"].startswith("anki__") for t in body["tools"])
     assert "no shell" in body["system"] and "cannot see" in body["system"]
+
+
+async def test_editor_calls_reach_the_gateways_editor(api, tmp_path):
+    """text_editor_20250728's calls come back under the gateway's own editor name, insert_text included."""
+    path = "/tmp/mcpworld-claude-editor-test.txt"
+    fake = api([
+        message([tool_use("e1", "str_replace_based_edit_tool", {"command": "create", "path": path, "file_text": "a\nc"})],
+                "tool_use"),
+        message([tool_use("e2", "str_replace_based_edit_tool", {"command": "insert", "path": path, "insert_line": 1,
+                                                                 "insert_text": "b"})], "tool_use"),
+        message([tool_use("e3", "str_replace_based_edit_tool", {"command": "view", "path": path})], "tool_use"),
+        message([{"type": "text", "text": "Done."}], "end_turn"),
+    ])
+    agent = make_agent("claude", base_url=fake.url, api_key="k")
+    r = await Trial(TASKS["anki/164"], agent, TrialOptions(mode="mcp"), tmp_path / "t").run()
+    assert r.steps == 3 and r.tool_calls_by_kind == {"edit": 3}, r.failure_detail
+    viewed = fake.requests[3]["body"]["messages"][-1]["content"][0]
+    assert viewed["tool_use_id"] == "e3" and not viewed.get("is_error")
+    assert [line.split("\t")[1] for line in viewed["content"][0]["text"].splitlines()] == ["a", "b", "c"]
 
 
 async def test_step_cap(api, tmp_path):
