@@ -54,3 +54,5 @@ FRIDA_ATTACHED = "frida_attached"
 FRIDA_DETACHED = "frida_detached"
 HOOK_ERROR = "hook_error"
 HOOK_MISSING = "hook_missing"
+# what an in-app probe reports when its own code raised (payload: where, trace)
+PROBE_ERROR = "probe_error"

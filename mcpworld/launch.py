@@ -9,6 +9,7 @@ import contextlib
 import time
 from pathlib import Path
 
+from evaluator import events as ev
 from evaluator.server import Evaluator
 from gateway.base import ToolProvider
 from gateway.mcp_provider import McpServerProvider
@@ -96,7 +97,33 @@ class Readiness:
         if died in done:
             raise AppExitedEarly(f"{self.app.name} exited with code {app_proc.returncode} before it was ready")
         held = ", ".join(self.phases) or "nothing"
-        raise EnvironmentSetupError(f"{self.app.name} was not ready within {timeout:.0f}s (held: {held})")
+        raise EnvironmentSetupError(f"{self.app.name} was not ready within {timeout:.0f}s (held: {held})"
+                                    + self._errors_reported())
+
+    async def _ready_event(self, name: str) -> None:
+        """The app's ready event; or, at once, the error its probe reports when it could not start (an error
+        "where": "start": its port taken, ...), rather than the whole timeout spent waiting."""
+        waits = [asyncio.ensure_future(self.evaluator.wait_event(name)),
+                 asyncio.ensure_future(self.evaluator.wait_event(ev.PROBE_ERROR, ev.Source.PROBE,
+                                                                 where=lambda e: e.payload.get("where") == "start"))]
+        try:
+            done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if waits[0] not in done:
+            trace = str(waits[1].result().payload.get("trace") or "").strip().splitlines()
+            raise EnvironmentSetupError(f"{self.app.name}'s probe could not start: {trace[-1] if trace else '?'}")
+
+    def _errors_reported(self) -> str:
+        """What the app's probe or hooks reported of their own errors while it started: most often why."""
+        errors = [e for e in self.evaluator.log.events if e.name in (ev.PROBE_ERROR, ev.HOOK_ERROR)]
+        if not errors:
+            return ""
+        last = errors[-1].payload
+        trace = str(last.get("trace") or last.get("description") or "").strip().splitlines()
+        return (f"; its probe reported {len(errors)} error(s), the last at {last.get('where') or last.get('script')}: "
+                f"{trace[-1] if trace else '?'}")
 
     async def _conditions(self) -> None:
         ready = self.app.ready
@@ -109,7 +136,7 @@ class Readiness:
             await source.ready()
             self._held(source.key)
         if ready.event:
-            await self.evaluator.wait_event(ready.event)
+            await self._ready_event(ready.event)
             self._held("event")
         await self.env.settle(ready.window_name, ready.settle, timeout=10.0)
         self._held("settled")

@@ -342,8 +342,8 @@ def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:
 async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, bool]:
     """One proof trial, and one more attempt, which the record notes, when the first proves nothing: a GUI
     oracle that failed (synthetic input into a real app on a loaded machine is lost about once in a hundred
-    trials), or a scripted solution one of whose steps failed, so that it did not run as written (an MCP
-    call that raised; once in several hundred)."""
+    trials), a scripted solution one of whose steps failed, so that it did not run as written (an MCP
+    call that raised; once in several hundred), or a trial whose set-up failed, so that no agent acted."""
     from mcpworld.rundir import RunDir
     from mcpworld.trial import TrialOptions, run_trial
 
@@ -353,7 +353,8 @@ async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, b
     folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
     result = await run_trial(rt, make_job_agent(agent), opts, folder)
     gui_oracle_failed = agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui
-    if gui_oracle_failed or (agent != "null" and result.agent_failure is not None):
+    set_up_failed = result.failure == Failure.SETUP_ERROR
+    if gui_oracle_failed or set_up_failed or (agent != "null" and result.agent_failure is not None):
         result = await run_trial(rt, make_job_agent(agent), opts, folder.with_name(folder.name + "-retry"))
         return result, True
     return result, False
@@ -375,9 +376,9 @@ def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult, bool]], a
         if agent == "oracle":
             record.oracle[mode] = proof(result, retried)
         elif kind == NEAR_MISS:
-            record.near_misses[solution] = proof(result)
+            record.near_misses[solution] = proof(result, retried)
         elif kind == ALTERNATIVE:
-            record.alternatives[solution] = proof(result)
+            record.alternatives[solution] = proof(result, retried)
         else:
-            record.null, record.null_mode = proof(result), mode
+            record.null, record.null_mode = proof(result, retried), mode
     return record

@@ -5,6 +5,7 @@ import asyncio
 import glob
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -114,6 +115,21 @@ async def test_app_killed_mid_trial_state_read_from_file(tmp_path):
         await asyncio.sleep(1)
     _, r = await run_trial(tmp_path / "2", kill_only)
     assert not r.success and r.failure == "app_crash"
+
+
+async def test_a_probe_that_cannot_start_ends_the_set_up_at_once_with_its_error(tmp_path, monkeypatch):
+    """FreeCAD's bridge port taken before FreeCAD binds it: its probe connects, then fails to serve. The
+    set-up ends on the probe's own report, naming the cause, not after the app's 90 s ready timeout."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        monkeypatch.setattr("mcpworld.trial.free_port", lambda: taken.getsockname()[1])
+
+        async def nothing(ctx, trial):
+            pass
+        _, r = await run_trial(tmp_path, nothing, task=TASKS["freecad/137"])
+    assert r.failure == "setup_error", r.failure_detail
+    assert "probe could not start" in r.failure_detail and "Address already in use" in r.failure_detail
 
 
 async def test_secret_is_gone_before_the_agent_starts(tmp_path, issued_credentials):
