@@ -39,7 +39,7 @@ def _venv_site() -> None:
 
 
 def start() -> None:
-    global _started, _client, _bridge
+    global _started, _client
     if _started:
         return
     _started = True
@@ -50,6 +50,16 @@ def start() -> None:
     os.environ.pop(probe_client.CONFIG_ENV, None)
     if cfg is None:
         return
+    _client = probe_client.ProbeClient.from_config(cfg)
+    try:
+        _watch(cfg)
+    except Exception:  # the runner stops waiting for ui_ready at once, with the trace (a port taken, ...)
+        _error("start")
+
+
+def _watch(cfg: dict) -> None:
+    """The bridge served, FreeCAD's observers attached, the first state read, ui_ready once the loop runs."""
+    global _bridge
     import FreeCAD as App
     import FreeCADGui as Gui
     from PySide2 import QtCore
@@ -57,7 +67,6 @@ def start() -> None:
     from . import bridge, state
     from .probe_bridge_server import BridgeServer
 
-    _client = probe_client.ProbeClient.from_config(cfg)
     poster = _MainThreadPoster()
     _keep.append(poster)
     _bridge = BridgeServer(bridge.METHODS, cfg["secrets"]["bridge"], poster.post,
