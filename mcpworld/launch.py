@@ -112,7 +112,7 @@ class Readiness:
             for w in waits:
                 w.cancel()
         if waits[0] not in done:
-            trace = str(waits[1].result().payload.get("trace") or "").strip().splitlines()
+            trace = _trace_of(waits[1].result().payload)
             raise EnvironmentSetupError(f"{self.app.name}'s probe could not start: {trace[-1] if trace else '?'}")
 
     def _errors_reported(self) -> str:
@@ -121,7 +121,7 @@ class Readiness:
         if not errors:
             return ""
         last = errors[-1].payload
-        trace = str(last.get("trace") or last.get("description") or "").strip().splitlines()
+        trace = _trace_of(last)
         return (f"; its probe reported {len(errors)} error(s), the last at {last.get('where') or last.get('script')}: "
                 f"{trace[-1] if trace else '?'}")
 
@@ -140,6 +140,11 @@ class Readiness:
             self._held("event")
         await self.env.settle(ready.window_name, ready.settle, timeout=10.0)
         self._held("settled")
+
+def _trace_of(payload: dict) -> list[str]:
+    """The lines of a probe's (trace) or JavaScript probe's (error) or Frida hook's (description) error."""
+    return str(payload.get("trace") or payload.get("error") or payload.get("description") or "").strip().splitlines()
+
 
 def tool_providers(app: AppConfig, env: Environment, values: RunValues,
                    log_dir: Path | None = None) -> list[ToolProvider]:

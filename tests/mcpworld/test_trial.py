@@ -117,8 +117,9 @@ async def test_app_killed_mid_trial_state_read_from_file(tmp_path):
     assert not r.success and r.failure == "app_crash"
 
 
-async def test_a_probe_that_cannot_start_ends_the_set_up_at_once_with_its_error(tmp_path, monkeypatch):
-    """FreeCAD's bridge port taken before FreeCAD binds it: its probe connects, then fails to serve. The
+@pytest.mark.parametrize("key", ["anki/161", "blender/185", "freecad/137", "qgis/61"])
+async def test_a_probe_that_cannot_start_ends_the_set_up_at_once_with_its_error(key, tmp_path, monkeypatch):
+    """The app's bridge port taken before the app binds it: its probe connects, then fails to serve. The
     set-up ends on the probe's own report, naming the cause, not after the app's 90 s ready timeout."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -127,7 +128,7 @@ async def test_a_probe_that_cannot_start_ends_the_set_up_at_once_with_its_error(
 
         async def nothing(ctx, trial):
             pass
-        _, r = await run_trial(tmp_path, nothing, task=TASKS["freecad/137"])
+        _, r = await run_trial(tmp_path, nothing, task=TASKS[key])
     assert r.failure == "setup_error", r.failure_detail
     assert "probe could not start" in r.failure_detail and "Address already in use" in r.failure_detail
 

@@ -59,14 +59,17 @@ if _cfg is not None:
         global _client
         try:
             _rescan("collection_did_load")
-            if _client is None:
-                _client = probe_client.ProbeClient.from_config(_cfg)
+        except Exception:
+            _error("collection_did_load")
+        if _client is None:
+            _client = probe_client.ProbeClient.from_config(_cfg)
+            try:
                 bridge.serve(int(_cfg["ports"]["bridge"]), _cfg["secrets"]["bridge"], _cfg.get("bind_host", "127.0.0.1"),
                              after_call=_after_bridge_call, on_refused=_bridge_refused,
                              before_call=lambda: bridge.main_thread_barrier(lambda: _rescan("before_bridge_call")))
-            _emit("collection_loaded", {"path": col.path, "profile": mw.pm.name if mw.pm else None})
-        except Exception:
-            _error("collection_did_load")
+            except Exception:  # the runner stops waiting for Anki at once, with the trace (a port taken, ...)
+                return _error("start")
+        _emit("collection_loaded", {"path": col.path, "profile": mw.pm.name if mw.pm else None})
 
     def _bridge_refused(peer: str) -> None:
         # a request without the run's secret: somebody other than the MCP server or the state query

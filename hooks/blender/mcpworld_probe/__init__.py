@@ -46,9 +46,17 @@ def start() -> None:
     os.environ.pop(probe_client.CONFIG_ENV, None)
     if cfg is None:
         return
+    _client = probe_client.ProbeClient.from_config(cfg)
+    try:
+        _watch(cfg)
+    except Exception:  # the runner stops waiting for the app at once, with the trace (a port taken, ...)
+        _error("start")
+
+
+def _watch(cfg: dict) -> None:
+    """The bridge served, the app's notifications followed, the first state read."""
     from . import bridge
 
-    _client = probe_client.ProbeClient.from_config(cfg)
     bridge.serve(int(cfg["ports"]["bridge"]), cfg["secrets"]["bridge"], cfg.get("bind_host", "127.0.0.1"),
                  on_refused=lambda peer: _emit("suspected_forgery", {"reason": "a bridge request without the run's secret",
                                                                     "peer": peer}),

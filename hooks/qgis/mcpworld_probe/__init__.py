@@ -41,7 +41,7 @@ def _venv_site() -> None:
 
 
 def start() -> None:
-    global _client, _bridge
+    global _client
     _venv_site()
     from . import probe_client
 
@@ -49,6 +49,16 @@ def start() -> None:
     os.environ.pop(probe_client.CONFIG_ENV, None)
     if cfg is None:
         return
+    _client = probe_client.ProbeClient.from_config(cfg)
+    try:
+        _watch(cfg)
+    except Exception:  # the runner stops waiting for the app at once, with the trace (a port taken, ...)
+        _error("start")
+
+
+def _watch(cfg: dict) -> None:
+    """The bridge served, the app's notifications followed, the first state read."""
+    global _bridge
     from qgis.core import QgsApplication, QgsProject
     from qgis.PyQt.QtCore import QTimer
     from qgis.utils import iface
@@ -56,7 +66,6 @@ def start() -> None:
     from . import bridge
     from .probe_bridge_server import BridgeServer
 
-    _client = probe_client.ProbeClient.from_config(cfg)
     poster = _MainThreadPoster()
     _keep.append(poster)
     _bridge = BridgeServer(bridge.METHODS, cfg["secrets"]["bridge"], poster.post,
