@@ -38,9 +38,9 @@ def _bindable(port: int) -> bool:
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 that stays free until its user binds it, seconds later (an app at
     the end of its start): outside the kernel's ephemeral range, so no outgoing connection or bind to
-    port 0 by any process can take it meanwhile (a port bound and released, as before, was taken about
-    once in a thousand trials), and handed out in turn through a cursor file the user's mcpworld processes
-    share under a lock."""
+    port 0 by any process can take it meanwhile (a port bound and released, as before, could be taken in
+    that gap; a FreeCAD trial in CI failed the way a taken port makes it fail), and handed out in turn
+    through a cursor file the user's mcpworld processes share under a lock."""
     span = handed_out_range()
     if len(span) < 256:  # the kernel's ephemeral range covers (nearly) all ports: nothing is safe from it
         with socket.socket() as s:
