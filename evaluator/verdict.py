@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evaluator.events import COUNTING_SOURCES, Event
+from evaluator import delta
 from evaluator.statediff import collateral, diff
 
 
@@ -36,7 +37,11 @@ class Verdict(BaseModel):
     state_ok: bool | None = None
     check_ok: bool | None = None
     collateral: list[str] = Field(default_factory=list, description="changes to the app's state the task does "
-                                  "not allow (start-to-end state diff), each briefly")
+                                  "not ask for (start-to-end state diff), each briefly")
+    unmet: list[str] = Field(default_factory=list, description="changes the task expects that the trial did not "
+                             "make (or made fewer times than asked)")
+    tolerated: list[str] = Field(default_factory=list, description="changes the task did not ask for but tolerates, "
+                                 "each with why")
     reason: str = ""
     streams: list[str] = Field(default_factory=list, description="the authenticated streams whose events reached "
                                "the key steps (and 'query' when the final state was checked): what the verdict rests on")
@@ -118,7 +123,9 @@ class Matcher:
                 reasons.append(f"success check raised {type(e).__name__}: {e}")
             if not check_ok and not reasons:
                 reasons.append("success check failed")
-        damage = self._collateral(start_state, state)
+        unmet, damage, tolerated = self._delta(start_state, state)
+        if unmet:
+            reasons.append(f"expected changes not made: {'; '.join(unmet)}")
         if damage:
             shown = ", ".join(damage[:5]) + (f" and {len(damage) - 5} more" if len(damage) > 5 else "")
             reasons.append(f"collateral changes the task does not ask for: {shown}")
@@ -126,18 +133,29 @@ class Matcher:
         if violations:
             reasons.append(f"reached through the app's API in gui mode: {', '.join(violations)}"
                            + (" (counted, as the run asks)" if self.count_api else " (not counted)"))
-        success = not missing and state_ok is not False and check_ok is not False and not damage
+        success = not missing and state_ok is not False and check_ok is not False and not damage and not unmet
         streams = sorted({s.event_stream for s in steps if s.reached and s.event_stream}
                          | ({"query"} if state_ok is not None or check_ok is not None else set()))
         return Verdict(success=success, key_steps=steps, kscr=kscr, state_ok=state_ok, check_ok=check_ok,
-                       collateral=damage, streams=streams, mode_violation=violations, reason="; ".join(reasons) or "all key steps reached and the final state holds")
+                       collateral=damage, unmet=unmet, tolerated=tolerated, streams=streams, mode_violation=violations, reason="; ".join(reasons) or "all key steps reached and the final state holds")
 
-    def _collateral(self, start: dict[str, Any] | None, end: dict[str, Any] | None) -> list[str]:
+    def _delta(self, start: dict[str, Any] | None, end: dict[str, Any] | None) -> tuple[list[str], list[str], list[str]]:
+        """(expected changes not made, collateral changes, tolerated changes) between the start and end states."""
         spec = self.resolved.state_diff
-        if spec is None or start is None or end is None:
-            return []
+        if spec is None:
+            return [], [], []
+        if start is None or end is None:
+            # nothing to compare: the older form left it to success.state; an expected delta cannot hold
+            return ([] if spec.legacy else [f"no {'final' if end is None else 'starting'} state to compare"]), [], []
         if start.get("read_from") != end.get("read_from"):
             # read two ways (the app gone at the end: its files): only what both readings hold compares
             both = start.keys() & end.keys()
             start, end = {k: start[k] for k in both}, {k: end[k] for k in both}
-        return [c.brief() for c in collateral(diff(start, end, spec.keys, spec.ignore, spec.sets), spec.allowed)]
+        if spec.legacy:
+            return [], [c.brief() for c in collateral(diff(start, end, spec.keys, spec.ignore, spec.sets), spec.allowed)], []
+        shape = spec.shape
+        out = delta.match(delta.changes(start, end, shape), spec.expected, spec.tolerances, start, shape)
+        return out.unmet, [c.brief() for c in out.collateral], [f"{path} ({why})" for path, why in out.tolerated]
+
+    def _collateral(self, start: dict[str, Any] | None, end: dict[str, Any] | None) -> list[str]:
+        return self._delta(start, end)[1]

@@ -283,7 +283,9 @@ class Trial:
     async def _run_agent(self) -> None:
         ctx = self.ctx
         ctx.tools, ctx.values, ctx.env = self.registry, self.values, self.env
-        self.dir.tools.write_text(json.dumps([s.name for s in self.registry.specs()], indent=1))
+        # the tool list the agent was given: what a report shows and what mutants are derived from
+        self.dir.tools.write_text(json.dumps([{"name": s.name, "kind": str(s.kind), "annotations": s.annotations,
+                                               "input_schema": s.input_schema} for s in self.registry.specs()], indent=1))
         timeout = self.opts.timeout or self.rt.task.timeout
         try:
             await asyncio.wait_for(self.agent.run(ctx), timeout)

@@ -21,6 +21,7 @@ from gateway.modes import Mode
 from mcpworld import paths
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
+from mcpworld.mutation import MutationRecord
 from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult
 
 RECORD_FILE = "verified.json"
@@ -50,6 +51,7 @@ class TaskRecord(BaseModel):
     docker: dict[str, TrialProof] = Field(default_factory=dict)   # "oracle-<mode>", "null-<mode>" -> proof
     near_misses: dict[str, TrialProof] = Field(default_factory=dict)   # id -> proof (must have failed)
     alternatives: dict[str, TrialProof] = Field(default_factory=dict)  # id -> proof (must have passed)
+    mutation: MutationRecord | None = None  # the MCP oracle's mutants (mcpworld tasks mutate)
 
     def proven_in_container(self) -> bool:
         oracles = [p for k, p in self.docker.items() if k.startswith("oracle-")]
@@ -371,6 +373,7 @@ def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult, bool]], a
     record = TaskRecord(hash=content_hash(rt, app_version), app_version=app_version, verified_at=now())
     if previous is not None and previous.hash == record.hash:
         record.docker = previous.docker  # the container proof still holds for the same content
+        record.mutation = previous.mutation  # and so do the mutants' outcomes (re-run with --mutants)
     for (_, mode, agent), result, retried in outcomes:
         kind, _, solution = agent.partition(":")
         if agent == "oracle":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcpworld.agents.base import Agent, AgentContext, AgentError, register
+from mcpworld.config.task import OracleStep
 from mcpworld.envs.base import EnvironmentSetupError
 
 
@@ -22,12 +23,16 @@ class OracleAgent(Agent):
     focus_timeout = 30.0
     wait_for_windows = True  # off while recording them (mcpworld.oracle_windows)
 
-    def __init__(self, solution: str | None = None):
-        """solution: replay one of the task's near misses or alternatives (by id) instead of its oracle."""
+    def __init__(self, solution: str | None = None, steps: list | None = None):
+        """solution: replay one of the task's near misses or alternatives (by id) instead of its oracle;
+        steps: replay these steps (OracleStep, or {"tool", "args"}) instead (a mutant of the oracle)."""
         self.solution = solution
+        self.steps = None if steps is None else [s if isinstance(s, OracleStep) else OracleStep(**s) for s in steps]
 
     async def run(self, ctx: AgentContext) -> None:
-        if self.solution:
+        if self.steps is not None:
+            steps = self.steps
+        elif self.solution:
             try:
                 steps = ctx.task.task.solution(self.solution).steps
             except KeyError:

@@ -28,6 +28,11 @@ class TrialProgress:
     def __exit__(self, *exc) -> None:
         self._progress.__exit__(*exc)
 
+    def grow(self, n: int) -> None:
+        """More trials than first known (a task's mutants, known once its scout trial ran)."""
+        self.total += n
+        self._progress.update(self._bar, total=self.total)
+
     def print(self, text: str) -> None:
         self._progress.console.print(text, highlight=False, soft_wrap=True)
 

@@ -139,6 +139,81 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str) -> 
     return failed
 
 
+@app.command("mutate")
+def tasks_mutate(app_id: list[str] = typer.Option([], "--app", help="an app's tasks (repeatable)"),
+                 task: list[str] = typer.Option([], "--task", "-t", help="one task (repeatable)"),
+                 parallel: int = typer.Option(1, min=1, help="trials side by side"),
+                 listing: bool = typer.Option(False, "--list", help="only derive and list each task's mutants (one "
+                                                                    "scout trial per task)")):
+    """Derive near misses from each task's MCP oracle (mcpworld.mutants) and run them: each must fail, or be
+    listed in the task as `equivalent`. The outcome goes into the task's proof record when the record is for
+    its current content; a summary (mutation.json) into the run folder."""
+    from mcpworld.install import app_version
+    from mcpworld.mutation import mutation_mode
+
+    _, tasks = load()
+    chosen = [rt for rt in select(tasks, task, app_id) if rt.task.status == "ready" and mutation_mode(rt)]
+    if not chosen:
+        console.print("no ready task with an MCP oracle chosen")
+        return
+    keep_heap()
+    versions = {rt.app.id: app_version(rt.app) for rt in chosen}
+    summary = asyncio.run(_mutate(chosen, versions, parallel, listing))
+    from mcpworld.cli.mutation_report import print_summary
+    print_summary(summary, console)
+    raise typer.Exit(0 if listing or all(t["complete"] for t in summary["tasks"].values()) else 1)
+
+
+async def _mutate(chosen: list, versions: dict, parallel: int, listing: bool) -> dict:
+    from mcpworld.cli.progress import TrialProgress
+    from mcpworld.mutation import mutants_from, run_mutation
+    from mcpworld.verify import content_hash, load_records, save_record
+
+    out = paths.new_run_dir("mutate")
+    gate = asyncio.Semaphore(parallel)
+    summary: dict = {"run": str(out), "tasks": {}}
+    with TrialProgress(len(chosen), err) as progress:
+        def done(result, label):
+            killed = not result.success and result.failure not in ("setup_error", "interrupted") \
+                and result.agent_failure is None
+            progress.finished(result.model_copy(update={"success": killed or "scout" in label}), label)
+
+        async def one(rt):
+            if listing:
+                from mcpworld.agents import make_agent
+                from mcpworld.mutation import mutation_mode
+                from mcpworld.rundir import RunDir
+                from mcpworld.trial import TrialOptions, run_trial
+                async with gate:
+                    progress.started(f"{rt.key} scout")
+                    folder = RunDir(out).trial(rt.app.id, rt.key, "scout", 0).path
+                    result = await run_trial(rt, make_agent("null"), TrialOptions(mode=mutation_mode(rt)), folder)
+                    progress.finished(result.model_copy(update={"success": True}), f"{rt.key} scout")
+                found = mutants_from(rt, folder)
+                summary["tasks"][rt.key] = {"app": rt.app.id, "mutants": {m.id: m.what for m in found}, "complete": True}
+                return
+            record = await run_mutation(rt, out, "local", gate, on_trial=progress.started, on_done=done,
+                                        on_mutants=progress.grow)
+            summary["tasks"][rt.key] = {"app": rt.app.id, "complete": record.complete, "score": record.score,
+                                        **record.model_dump(include={"killed", "survived", "equivalent", "stillborn",
+                                                                     "errors"}),
+                                        "mutants": {k: m.model_dump(include={"family", "what", "outcome", "reason"})
+                                                    for k, m in record.mutants.items()}}
+            previous = load_records(rt.app.id).tasks.get(rt.key)
+            if previous is not None and previous.hash == content_hash(rt, versions[rt.app.id]):
+                previous.mutation = record
+                save_record(rt.app.id, rt.key, previous)
+                summary["tasks"][rt.key]["recorded"] = True
+            else:
+                progress.print(f"{rt.key}: not recorded (its proof record is not for its current content: "
+                               "`mcpworld tasks verify` it)")
+            (out / "mutation.json").write_text(json.dumps(summary, indent=1))
+
+        await asyncio.gather(*(one(rt) for rt in chosen))
+    (out / "mutation.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
 @app.command("costs")
 def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI's re-proof time to this many tasks")):
     """The recorded per-trial costs (median seconds per phase) and what CI's re-proof takes at more tasks."""

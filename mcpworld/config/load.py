@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evaluator.delta import KIND_OF, Expected, Shape, Tolerance, parse_count, where_fields
 from evaluator.predicates import Pred, PredicateError, compile_where
 from gateway.actions import COMPUTER_ACTIONS
 from gateway.modes import COMPUTER_TOOL, SEP, SHELL_TOOLS, Mode
@@ -37,7 +38,14 @@ class StateDiff:
     keys: dict[str, str]
     ignore: list[str]
     sets: list[str]
-    allowed: dict[str, Pred | bool]  # success.changes, compiled
+    allowed: dict[str, Pred | bool]  # success.changes (the older form), compiled
+    expected: list[Expected] = field(default_factory=list)   # success.expect, compiled
+    tolerances: list[Tolerance] = field(default_factory=list)
+    legacy: bool = False  # the task gives success.changes: an allow-list, not an expected delta
+
+    @property
+    def shape(self) -> Shape:
+        return Shape(dict(self.keys), frozenset(self.sets), frozenset(self.ignore))
 
 
 @dataclass
@@ -165,9 +173,11 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
                 errors.append(ConfigError(file, e.path, e.problem))
             except (KeyError, ValueError) as e:
                 errors.append(ConfigError(file, f"success.changes.{name}", f"unknown placeholder {e}"))
-        state_diff = StateDiff(dict(query.keys), list(query.ignore), list(query.sets), allowed)
-    elif task.success.changes:
-        errors.append(ConfigError(file, "success.changes", f"needs a state query, but app '{app.id}' has none or the task disables it"))
+        state_diff = StateDiff(dict(query.keys), list(query.ignore), list(query.sets), allowed,
+                               legacy=bool(task.success.changes))
+        errors += _resolve_delta(task, query, params, state_diff, file)
+    elif task.success.changes or task.success.expect or task.success.tolerate:
+        errors.append(ConfigError(file, "success.expect", f"needs a state query, but app '{app.id}' has none or the task disables it"))
     success_check = None
     if task.success.check:
         try:
@@ -220,6 +230,70 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
                         success_state=state_pred, success_check=success_check, state_diff=state_diff,
                         required_steps=required,
                         key=f"{task.app}/{task.id}", raw=raw)
+
+
+def _resolve_delta(task: Task, query, params: dict, spec: StateDiff, file: Path) -> list[ConfigError]:
+    """Compile success.expect and success.tolerate into the spec; every collection must be one the app's state
+    has (its declared fields, and its keyed or set paths for nested ones)."""
+    errors: list[ConfigError] = []
+    shape = spec.shape
+
+    def collection(name: str, where: str) -> bool:
+        top = name.split("[*]", 1)[0]
+        if top in shape.ignore:
+            errors.append(ConfigError(file, where, f"'{top}' is ignored in the app's state comparison"))
+            return False
+        if query.fields and top not in query.fields:
+            errors.append(ConfigError(file, where, f"unknown collection '{top}' (the state has: {', '.join(query.fields)})"))
+            return False
+        if "[*]" in name and not shape.nested(name):
+            errors.append(ConfigError(file, where, f"'{name}' is not a keyed list or a set of the state (nested "
+                                      f"ones: {', '.join(k for k in [*shape.keys, *shape.sets] if '[*]' in k) or 'none'})"))
+            return False
+        return True
+
+    def compiled(where: dict, at: str) -> Pred | None:
+        try:
+            return compile_where(expand_tree(where, params), at)
+        except PredicateError as e:
+            errors.append(ConfigError(file, e.path, e.problem))
+        except (KeyError, ValueError) as e:
+            errors.append(ConfigError(file, at, f"unknown placeholder {e}"))
+        return None
+
+    counts: dict[str, int] = {}
+    for name, exp in task.success.expectations():
+        n = counts[name] = counts.get(name, -1) + 1
+        at = f"success.expect.{name}" + (f"[{n}]" if isinstance(task.success.expect[name], list) else "")
+        if not collection(name, at):
+            continue
+        where = compiled(exp.where, f"{at}.{exp.kind}")
+        to = compiled(exp.to, f"{at}.to") if exp.to is not None else None
+        if where is None or (exp.to is not None and to is None):
+            continue
+        low, high, every = parse_count(exp.count)
+        fields = tuple(exp.fields) if exp.fields is not None else where_fields(exp.to) if exp.to is not None else None
+        if exp.kind == "change" and not fields:
+            errors.append(ConfigError(file, f"{at}.to", "names no field: a change says which fields it changes"))
+        label = f"{name}: {exp.kind} {json.dumps(expand_tree(exp.where, params), ensure_ascii=False)}" + (
+            f" to {json.dumps(expand_tree(exp.to, params), ensure_ascii=False)}" if exp.to is not None else "")
+        spec.expected.append(Expected(name, KIND_OF[exp.kind], where, to, fields, low, high, every, label))
+    expected_in = {name for name, _ in task.success.expectations()}
+    for i, tol in enumerate(task.success.tolerate):
+        at = f"success.tolerate[{i}]"
+        if not collection(tol.collection, f"{at}.collection"):
+            continue
+        if tol.collection in expected_in and not tol.where and tol.fields is None:
+            errors.append(ConfigError(file, at, f"tolerates every change to '{tol.collection}', which the task is "
+                                      "about: narrow it to fields (and a where)"))
+            continue
+        where = compiled(tol.where, f"{at}.where") if tol.where else None
+        if tol.where and where is None:
+            continue
+        kinds = frozenset(KIND_OF[k] for k in tol.kinds) if tol.kinds else frozenset(KIND_OF.values())
+        spec.tolerances.append(Tolerance(tol.collection, tol.why, kinds, where,
+                                         tuple(tol.fields) if tol.fields is not None else None))
+    return errors
 
 
 def _check_steps(steps: list[OracleStep], prefix: str, allowed: Callable[[OracleStep], str | None],

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evaluator.delta import parse_count
 from evaluator.events import COUNTING_SOURCES, Source
 from gateway.modes import COMPUTER_TOOL, MODES, Mode
 from mcpworld.config.app import CopySpec
@@ -41,14 +42,75 @@ class KeyStep(_Model):
         return [self.event] if isinstance(self.event, str) else self.event
 
 
+class Expect(_Model):
+    """One change the task asks for in a collection of the app's state: records added, removed, or changed
+    to something, each matched one to one with what the trial changed."""
+
+    add: dict[str, Any] | None = Field(default=None, description="a where over each record added")
+    remove: dict[str, Any] | None = Field(default=None, description="a where over each record removed (as it was)")
+    change: dict[str, Any] | None = Field(default=None, description="a where over each changed record as it was")
+    to: dict[str, Any] | None = Field(default=None, description="change: a where over the record as it is after")
+    fields: list[str] | None = Field(default=None, description="change: the fields that may differ (default: "
+                                     "those `to` names)")
+    count: int | str = Field(default=1, description="how many: 2, '0..1' (what the instruction leaves open), '1..' "
+                             "or 'all' (every record of the start matching `change`/`remove` and not yet as asked)")
+    why: str = Field(default="", description="why this count, where it is not plain from the instruction")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "Expect":
+        kinds = [k for k in ("add", "remove", "change") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError("give exactly one of add, remove or change")
+        if self.change is not None and self.to is None:
+            raise ValueError("a change says what it changes `to`")
+        if self.change is None and (self.to is not None or self.fields is not None):
+            raise ValueError("`to` and `fields` belong to a change")
+        parse_count(self.count)
+        if self.count == "all" and self.add is not None:
+            raise ValueError("'all' counts records of the start: a change or a remove, not an add")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return "add" if self.add is not None else "remove" if self.remove is not None else "change"
+
+    @property
+    def where(self) -> dict[str, Any]:
+        return self.add if self.add is not None else self.remove if self.remove is not None else self.change
+
+
+class Tolerate(_Model):
+    """A change the task does not ask for but accepts, and why (the app's own bookkeeping: a modification
+    time, a recent-files list, the view)."""
+
+    collection: str
+    kinds: list[Literal["add", "remove", "change"]] | None = Field(default=None, description="default: all three")
+    where: dict[str, Any] = Field(default_factory=dict, description="over the record before or after")
+    fields: list[str] | None = Field(default=None, description="a change: only these fields (default: any)")
+    why: str = Field(min_length=3)
+
+
 class Success(_Model):
     key_steps: Literal["all"] | list[str] = "all"
     state: dict[str, Any] = Field(default_factory=dict, description="predicate over the final state query payload")
     check: str | None = Field(default=None, description="'file.py:function', (events, state, params) -> bool")
+    expect: dict[str, Expect | list[Expect]] = Field(default_factory=dict, description=(
+        "the change the task asks for, per collection of the queried state (its path, with [*] for nested "
+        "ones): the records added, removed and changed. The trial's changes between the state at the start and "
+        "at the end are matched to these one to one; one left over is collateral and fails the trial"))
+    tolerate: list[Tolerate] = Field(default_factory=list)
     changes: dict[str, bool | dict[str, Any]] = Field(default_factory=dict, description=(
-        "what the task may change in the queried state, per top-level field: true (anything), or a where an "
-        "item must match before or after its change. Every other change between the state at the start and "
-        "at the end is collateral damage and fails the trial"))
+        "(the older form, instead of expect) what the task may change in the queried state, per top-level "
+        "field: true (anything), or a where an item must match before or after its change"))
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "Success":
+        if self.changes and (self.expect or self.tolerate):
+            raise ValueError("give `expect` (and `tolerate`) or the older `changes`, not both")
+        return self
+
+    def expectations(self) -> list[tuple[str, Expect]]:
+        return [(c, e) for c, es in self.expect.items() for e in (es if isinstance(es, list) else [es])]
 
 
 class FileMilestone(_Model):
@@ -85,6 +147,13 @@ class Solution(_Model):
     steps: list[OracleStep] = Field(min_length=1)
 
 
+class Equivalent(_Model):
+    """A mutant of the MCP oracle (mcpworld.mutants) that does the asked thing another way, and why: it may pass."""
+
+    mutant: str = Field(pattern=r"^[a-z]+@\S+$", description="the mutant's id, as `mcpworld tasks mutate` names it")
+    why: str = Field(min_length=3)
+
+
 class Task(_Model):
     template: int = Field(description="template id in the MCPWorld paper's Appendix E")
     app: str
@@ -115,6 +184,8 @@ class Task(_Model):
     near_misses: list[Solution] = Field(default_factory=list, description="wrong-but-close solutions (over-broad, "
                                         "duplicated, the wrong method, partial, a file forged from bash): each must fail")
     alternatives: list[Solution] = Field(default_factory=list, description="other right solutions: each must pass")
+    equivalent: list[Equivalent] = Field(default_factory=list, description="mutants of the MCP oracle that do the "
+                                         "asked thing another way (reviewed, each with why): they may pass")
     setup: list[OracleStep] = Field(default_factory=list, description="MCP/bash calls that put the app in the task's "
                                     "starting state once it is up (e.g. a recording running); their events never count")
     setup_events: list[str] = Field(default_factory=list, description="milestones that mark the set-up as done "

@@ -31,6 +31,8 @@ class QueryConfig(SourceConfig):
                             "by value (a tag list)")
     ignore: list[str] = Field(default_factory=list, description="top-level fields that are not the app's state "
                               "(derived counts, where it was read from): never a change")
+    fields: dict[str, str] = Field(default_factory=dict, description="the state's top-level fields and what each "
+                                   "holds: what a task's expected changes and tolerances may name")
 
 
 @dataclass
