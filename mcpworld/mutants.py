@@ -8,13 +8,15 @@ The operators (a mutant's id names its operator, the step and the argument it ch
                     to their defaults ("one more of the same kind")
   drop@i            a changing step left out (when the solution has more than one)
   default@i.ARG     an optional argument left to its default
-  enum@i.ARG=V      an argument with allowed values set to each other one; a boolean flipped (flip@i.ARG)
+  enum@i.ARG=V      an argument with allowed values set to another one (up to three, by a fixed seed; never to
+                    the default the argument's absence means); a boolean flipped (flip@i.ARG)
   retarget@i.ARG=V  an argument naming something of the start state (a note, a layer, a file) pointed at
                     another thing of the same kind that the task does not name
   perturb@i.ARG     a number or a string altered (+1, x1.5; an "x" inserted before a file's extension)
-  extend@i.ARG      a list with one value too many
-  destroy@TOOL=V    a destructive call (a tool annotated destructive, whose one required argument names a
-                    record) on something of the start state the task does not name
+  extend@i.ARG      a list of names with one value too many
+  destroy@TOOL=V    a removing call (a tool annotated destructive whose name says delete, remove, close, ...,
+                    and whose one required argument names a record) on something of the start state the task
+                    does not name
 
 Read-only steps are never mutated. Mutants that end up as the solution itself or as another mutant are
 dropped. Everything is derived from the task, the tools' schemas and annotations, and the state the trial
@@ -33,6 +35,8 @@ from evaluator.delta import Shape
 
 DESTROY_PER_TASK = 2     # destructive calls elsewhere, per task
 RETARGETS = 2            # other targets per argument
+ENUM_VALUES = 3          # other allowed values per argument
+REMOVING_VERBS = {"delete", "remove", "close", "clear", "trash", "drop", "purge", "uninstall", "unlink"}
 NAMING_FIELDS = ("name", "label", "title", "id", "key", "path", "file", "uuid", "hash")
 
 
@@ -99,8 +103,8 @@ def identifiers(start: dict, shape: Shape) -> dict[tuple[str, str], list[Any]]:
             if not isinstance(rec, dict):
                 continue
             names = ("value",) if pattern in shape.sets else (*([key] if key else []), *NAMING_FIELDS)
-            if "[*]" not in pattern and not key and pattern not in shape.sets and set(rec) == {"value"}:
-                continue  # a plain value field names nothing
+            if pattern not in shape.sets and not key and set(rec) <= {"key", "value"}:
+                continue  # a plain value, or a dict of plain values (its keys are field names), names nothing
             for f in dict.fromkeys(names):
                 v = rec.get(f)
                 if isinstance(v, (str, int)) and not isinstance(v, bool) and v != "":
@@ -213,7 +217,7 @@ def generate(steps: list[dict[str, Any]], tools: dict[str, ToolInfo], start: dic
                 return [*steps[:i], {"tool": tool, "args": _set(args, path, new_value)}, *steps[i + 1:]]
 
             if isinstance(value, list):
-                if value and not isinstance(value[-1], (dict, list)):
+                if value and isinstance(value[-1], str):  # a list of names, not a vector of numbers
                     add(f"extend@{i}.{dotted}", "extend", f"{tool}'s {dotted} with one value too many",
                         put([*value, perturbed(value[-1])]))
                 continue
@@ -221,9 +225,9 @@ def generate(steps: list[dict[str, Any]], tools: dict[str, ToolInfo], start: dic
                 add(f"flip@{i}.{dotted}", "enum", f"{tool}'s {dotted} set to {str(not value).lower()}", put(not value))
                 continue
             if enum:
-                for other in enum:
-                    if other != value:
-                        add(f"enum@{i}.{dotted}={other}", "enum", f"{tool}'s {dotted} set to {other!r}", put(other))
+                others = [o for o in enum if o != value and not (len(path) == 1 and o == prop.get("default"))]
+                for other in _seeded(others, f"{salt}:{i}:{dotted}")[:ENUM_VALUES]:
+                    add(f"enum@{i}.{dotted}={other}", "enum", f"{tool}'s {dotted} set to {other!r}", put(other))
                 continue
             targets = [(k, vals) for k, vals in index.items() if value in vals]
             if targets and isinstance(value, (str, int)):
@@ -237,12 +241,15 @@ def generate(steps: list[dict[str, Any]], tools: dict[str, ToolInfo], start: dic
                     put(perturbed(value)))
     destroy = []
     for name, info in sorted(tools.items()):
-        if not info.destructive or len(info.required) != 1 or name not in {s["tool"] for s in steps} | _servers_tools(tools, steps):
+        if not (info.destructive and len(info.required) == 1 and _removes(name) and name in _servers_tools(tools, steps)):
             continue
         param = info.required[0]
         kind = info.prop(param).get("type")
         for (pattern, f), vals in sorted(index.items()):
-            if not _names_kind(name, pattern) or f not in (param, *NAMING_FIELDS, *shape.keys.values()):
+            fields = {g for (p, g) in index if p == pattern}
+            # the argument names the record by the field of its name, else by the collection's key or name
+            naming = param if param in fields else shape.keys.get(pattern) or ("key" if "key" in fields else "name")
+            if not _names_kind(name, pattern) or f != naming:
                 continue
             for v in vals:
                 if v not in named and ((kind == "string" and isinstance(v, str)) or (kind == "integer" and isinstance(v, int))):
@@ -258,6 +265,12 @@ def generate(steps: list[dict[str, Any]], tools: dict[str, ToolInfo], start: dic
             seen.add(key)
             unique.append(m)
     return unique
+
+
+def _removes(tool: str) -> bool:
+    """A tool whose name says it takes something away (the annotations alone do not tell a delete from a set)."""
+    verb = tool.split("__", 1)[-1].split("_", 1)[0]
+    return verb in REMOVING_VERBS
 
 
 def _servers_tools(tools: dict[str, ToolInfo], steps: list[dict]) -> set[str]:
