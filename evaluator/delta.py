@@ -11,7 +11,8 @@ A state (the state query's answer) is JSON; each top-level field is one of:
 
 A record present at one end only is one change, `added` or `removed` (its nested records come and go with
 it); a record present at both ends is `changed` when any of its own fields differ (compared leaf by leaf,
-nested collections on their own). Fields in `ignore` (top-level) are never compared.
+nested collections on their own). Fields in `ignore` are never compared: a top-level field, or a field of a
+collection's records ("notes[*].deck", derived from the note's cards).
 
 A task's expected change, per collection, is `add` (a where over the new record), `remove` (over the old
 one) or `change` (over the old one) `to` (over the new one), with the fields that may differ (those `to`
@@ -47,6 +48,10 @@ class Shape:
 
     def nested(self, pattern: str) -> bool:
         return pattern in self.keys or pattern in self.sets
+
+    def ignored(self, pattern: str, dotted: str) -> bool:
+        """A record's field that is never compared ("notes[*].deck": derived from its cards), or inside one."""
+        return any(f"{pattern}[*].{dotted}" == i or f"{pattern}[*].{dotted}".startswith(i + ".") for i in self.ignore)
 
 
 @dataclass
@@ -161,7 +166,7 @@ def _compare(out: list, shape: Shape, pattern: str, path: str, a: Any, b: Any, p
             out.append(RecordChange(pattern, rpath, REMOVED, ra, None))
         else:
             nested = _nested_fields(shape, pattern, ra, rb)
-            own = _leaves(_strip(ra, nested), _strip(rb, nested), "")
+            own = [f for f in _leaves(_strip(ra, nested), _strip(rb, nested), "") if not shape.ignored(pattern, f)]
             if own:
                 out.append(RecordChange(pattern, rpath, CHANGED, ra, rb, tuple(own)))
             for step in nested:

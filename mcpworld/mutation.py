@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from gateway.modes import Mode
 from mcpworld.config.load import ResolvedTask
 from mcpworld.mutants import Mutant, generate, tool_infos
+from mcpworld.rejudge import note_solution
 from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult
 
 Outcome = Literal["killed", "survived", "equivalent", "stillborn", "error"]
@@ -134,6 +135,9 @@ async def run_mutation(rt: ResolvedTask, out: Path, backend: str, gate: asyncio.
             if retry_setup and result.failure == Failure.SETUP_ERROR:  # no agent acted: it proves nothing
                 folder = folder.with_name(folder.name + "-retry")
                 result, retried = await run_trial(rt, agent, opts, folder), True
+            kind = "scout" if label == "scout" else "mutant"
+            note_solution(folder, kind, "" if kind == "scout" else label, getattr(agent, "steps", None) and
+                          [{"tool": s.tool, "args": s.args} for s in agent.steps])
             if on_done:
                 on_done(result, f"{rt.key} {label}")
             return result, folder, retried

@@ -354,12 +354,22 @@ async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, b
     opts = TrialOptions(mode=mode, backend=backend)
     folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
     result = await run_trial(rt, make_job_agent(agent), opts, folder)
+    _note(folder, agent)
     gui_oracle_failed = agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui
     set_up_failed = result.failure == Failure.SETUP_ERROR
     if gui_oracle_failed or set_up_failed or (agent != "null" and result.agent_failure is not None):
         result = await run_trial(rt, make_job_agent(agent), opts, folder.with_name(folder.name + "-retry"))
+        _note(folder.with_name(folder.name + "-retry"), agent)
         return result, True
     return result, False
+
+
+def _note(folder: Path, agent: str) -> None:
+    from mcpworld.rejudge import note_solution
+
+    kind, _, solution = agent.partition(":")
+    if folder.is_dir():
+        note_solution(folder, kind, solution)
 
 
 def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult, bool]], app_version: str | None,

@@ -76,17 +76,23 @@ def hooks_check(task: str, mode: str = typer.Option("mcp", "--mode", "-m"),
 
 
 def _print_state_changes(rt, events: list[dict]) -> None:
-    """What the oracle changed in the queried state, and whether the task's success.changes allows it:
-    the material for writing `success.changes`."""
-    from evaluator.statediff import collateral, diff
+    """What the solution changed in the queried state, record by record, and how each change was matched
+    to the task's expected changes: the material for writing `success.expect`."""
+    from evaluator import delta
 
     states = [e["payload"] for e in events if e.get("source") == "query"]
     spec = rt.state_diff
     if spec is None or len(states) < 2:
         return
-    changes = diff(states[0], states[-1], spec.keys, spec.ignore, spec.sets)
-    bad = {c.path for c in collateral(changes, spec.allowed)}
-    console.print(f"state changes from start to end ({len(changes)}; success.changes allows "
-                  f"{len(changes) - len(bad)}):", highlight=False)
-    for c in changes:
-        console.print(f"  {'[red]not allowed[/red]' if c.path in bad else 'allowed'}  {c.brief()}", highlight=False)
+    shape = spec.shape
+    found = delta.changes(states[0], states[-1], shape)
+    out = delta.match(found, spec.expected, spec.tolerances, states[0], shape)
+    matched = {path: label for label, path in out.matched}
+    tolerated = dict(out.tolerated)
+    console.print(f"state changes from start to end ({len(found)}):", highlight=False)
+    for c in found:
+        how = (f"expected ({matched[c.path]})" if c.path in matched else f"tolerated ({tolerated[c.path]})"
+               if c.path in tolerated else "[red]collateral[/red]")
+        console.print(f"  {c.brief()}  {how}", highlight=False, soft_wrap=True)
+    for line in out.unmet:
+        console.print(f"  [red]expected, not made[/red]: {line}", highlight=False, soft_wrap=True)

@@ -214,6 +214,40 @@ async def _mutate(chosen: list, versions: dict, parallel: int, listing: bool) ->
     return summary
 
 
+@app.command("rejudge")
+def tasks_rejudge(runs: list[Path] = typer.Argument(..., help="run folders (of verify, mutate, run)"),
+                  task: list[str] = typer.Option([], "--task", "-t", help="only this task (repeatable)"),
+                  app_id: list[str] = typer.Option([], "--app", help="only this app's tasks (repeatable)"),
+                  changes: bool = typer.Option(False, "--changes", help="print what each trial changed and how "
+                                                                        "each change was matched")):
+    """Judge recorded trials again under the tasks as they are now (their events and state reads), to try a
+    rewritten check against every oracle, null agent, near miss and mutant already run. Lists the trials whose
+    verdict is now wrong (a must-fail that passes, a must-pass that fails); exit 1 if any. Proves nothing by
+    itself: after a change to an app's state query or hooks, run the trials again."""
+    from mcpworld.rejudge import rejudge
+
+    _, tasks = load()
+    only = {rt.key for rt in select(tasks, task, app_id)} if task or app_id else None
+    judged = [j for run in runs for j in rejudge(run, tasks, only)]
+    wrong = [j for j in judged if j.wrong]
+    for j in judged if changes else wrong:
+        mark = "[red]WRONG[/red]" if j.wrong else "ok"
+        v = j.verdict
+        console.print(f"{mark} {j.task} {j.kind}{':' + j.solution if j.solution else ''}: now "
+                      f"{'pass' if v.success else 'fail'} (was {'pass' if j.recorded else 'fail'})"
+                      f"{'' if v.success else ' - ' + v.reason}", highlight=False, soft_wrap=True)
+        if changes:
+            for line in v.collateral:
+                console.print(f"    collateral {line}", highlight=False, soft_wrap=True)
+            for line in v.tolerated:
+                console.print(f"    tolerated {line}", highlight=False, soft_wrap=True)
+    tasks_seen = {j.task for j in judged}
+    console.print(f"{len(judged)} trial(s) of {len(tasks_seen)} task(s) judged again: {len(wrong)} now wrong "
+                  f"({sum(1 for j in wrong if not j.must_pass)} must-fail passing, "
+                  f"{sum(1 for j in wrong if j.must_pass)} must-pass failing)", highlight=False)
+    raise typer.Exit(1 if wrong else 0)
+
+
 @app.command("costs")
 def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI's re-proof time to this many tasks")):
     """The recorded per-trial costs (median seconds per phase) and what CI's re-proof takes at more tasks."""

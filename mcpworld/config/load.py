@@ -22,7 +22,7 @@ from mcpworld.config.modules import load_ref
 from mcpworld.config.task import KeyStep, OracleStep, Task
 from mcpworld.config.templating import check_placeholders, expand, expand_tree
 from mcpworld.errors import ConfigError, ConfigErrors
-from mcpworld.sources.query import StateQuerySource
+from mcpworld.sources.query import WORK_FILES, StateQuerySource
 from mcpworld.values import ENV_PLACEHOLDERS, runtime_names
 
 
@@ -173,7 +173,8 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
                 errors.append(ConfigError(file, e.path, e.problem))
             except (KeyError, ValueError) as e:
                 errors.append(ConfigError(file, f"success.changes.{name}", f"unknown placeholder {e}"))
-        state_diff = StateDiff(dict(query.keys), list(query.ignore), list(query.sets), allowed,
+        keys = {**query.keys, **({WORK_FILES: "path"} if query.work_dirs else {})}
+        state_diff = StateDiff(keys, list(query.ignore), list(query.sets), allowed,
                                legacy=bool(task.success.changes))
         errors += _resolve_delta(task, query, params, state_diff, file)
     elif task.success.changes or task.success.expect or task.success.tolerate:
@@ -243,7 +244,7 @@ def _resolve_delta(task: Task, query, params: dict, spec: StateDiff, file: Path)
         if top in shape.ignore:
             errors.append(ConfigError(file, where, f"'{top}' is ignored in the app's state comparison"))
             return False
-        if query.fields and top not in query.fields:
+        if query.fields and top not in query.fields and not (top == WORK_FILES and query.work_dirs):
             errors.append(ConfigError(file, where, f"unknown collection '{top}' (the state has: {', '.join(query.fields)})"))
             return False
         if "[*]" in name and not shape.nested(name):

@@ -33,6 +33,11 @@ class QueryConfig(SourceConfig):
                               "(derived counts, where it was read from): never a change")
     fields: dict[str, str] = Field(default_factory=dict, description="the state's top-level fields and what each "
                                    "holds: what a task's expected changes and tolerances may name")
+    work_dirs: list[str] = Field(default_factory=list, description="folders the tasks work in ('{home}/Documents'): "
+                                 "every file in them joins the state as `files` (by path under the home), read as "
+                                 "its format is read (mcpworld.sources.workfiles)")
+    work_ignore: list[str] = Field(default_factory=list, description="globs of files in the work folders that are the "
+                                   "app's own bookkeeping (a backup, a lock file), never part of the state")
 
 
 @dataclass
@@ -44,6 +49,9 @@ class QueryContext:
     app_alive: bool
     timeout: float
     host_path: Callable[[str], str]
+
+
+WORK_FILES = "files"  # the state's field for the work folders' files, keyed by path
 
 
 @register
@@ -88,4 +96,21 @@ class StateQuerySource(EventSource):
             detail = f"{type(e).__name__}: {e}"
             ctx.evaluator.record_internal(Source.RUNNER, ev.SOURCE_ERROR, {"source": self.key, "error": detail})
             raise SourceError(f"state query failed: {detail}") from None
+        if config.work_dirs:
+            payload = {**payload, WORK_FILES: await asyncio.to_thread(self._work_files)}
         ctx.evaluator.record_internal(Source.QUERY, config.event, payload)
+
+    def _work_files(self) -> list[dict]:
+        from pathlib import Path
+
+        from mcpworld.sources.workfiles import read_work_files
+
+        ctx, config = self.ctx, self.config
+        home = Path(ctx.env.host_path(ctx.values.home))
+        dirs = [Path(ctx.env.host_path(ctx.values.expand(d))) for d in config.work_dirs]
+        module = ctx.app.folder / config.module
+        try:
+            reader = load_function(module, "read_file", ctx.app.folder / "app.toml", "sources.state_query.module")
+        except ConfigError:
+            reader = None  # the app reads no format of its own
+        return read_work_files(dirs, home, config.work_ignore, reader)

@@ -176,3 +176,12 @@ def test_removed_is_matched_on_the_record_as_it_was():
     gone = exp("scenes", REMOVED, {"name": "Break"})
     assert verdict(edit(scenes=lambda s: s[:1]), [gone]).ok
     assert verdict(edit(scenes=lambda s: s[1:]), [gone]).unmet
+
+
+def test_a_derived_field_of_records_is_never_compared():
+    shape = Shape(keys=SHAPE.keys, sets=SHAPE.sets, ignore=frozenset({"read_from", "notes[*].front", "notes[*].cards[*].suspended"}))
+    def f(notes):
+        notes[0]["front"] = "z"
+        notes[0]["cards"][0]["suspended"] = True
+        return notes
+    assert changes(START, edit(notes=f), shape) == []
