@@ -29,6 +29,7 @@ RECORD_VERSION = 1
 GUI_SAMPLE = 6           # GUI oracles CI re-proves besides the changed ones
 CHANGED_CAP = 3          # changed GUI oracles CI re-proves per app (the rest join the sample's pool)
 NEAR_MISS_SAMPLE = 3     # unchanged tasks per app whose near miss CI re-proves (the records prove the rest)
+MUTANT_SAMPLE = 2        # tasks per app one of whose recorded killed mutants CI re-runs
 SAMPLE_SEED = "mcpworld-ci-1"
 
 
@@ -153,9 +154,20 @@ def stale(rt: ResolvedTask, records: AppRecords, app_version: str | None, in_con
         return "its content changed since it was verified"
     if not rec.proven(*proof_terms(rt)):
         return "its last verification did not pass"
+    if needs_mutants(rt) and not (rec.mutation and rec.mutation.complete):
+        return ("a mutant of its MCP oracle passed (or could not run): fix the check or list it as equivalent, "
+                "then `mcpworld tasks verify` it" if rec.mutation else "its mutants never ran (`mcpworld tasks verify`)")
     if in_container and not rec.proven_in_container():
         return "not verified in a container (mcpworld tasks verify --backend docker)"
     return None
+
+
+def needs_mutants(rt: ResolvedTask) -> bool:
+    """A task checked by an expected delta must show its MCP oracle's mutants killed (or listed as equivalent);
+    one still on the older allow-list (success.changes) is not held to it yet."""
+    from mcpworld.mutation import mutation_mode
+
+    return mutation_mode(rt) is not None and not (rt.state_diff is not None and rt.state_diff.legacy)
 
 
 def proof_terms(rt: ResolvedTask) -> tuple[list[str], list[str], list[str]]:
@@ -251,7 +263,24 @@ def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tu
     rest = [p for p in seeded if p[0] not in chosen_gui]
     plan += [(k, m, "oracle") for k, m in rest[:sample]]
     plan += [(k, m, a) for k, rt in ready.items() for _, m, a in solution_jobs(rt) if a.startswith(ALTERNATIVE)]
-    return plan + near_miss_plan(ready, changed_in_last_verification(sorted(records), kind="near_misses"))
+    plan += near_miss_plan(ready, changed_in_last_verification(sorted(records), kind="near_misses"))
+    return plan + mutant_plan(ready, records)
+
+
+def mutant_plan(ready: dict[str, ResolvedTask], records: dict[str, AppRecords]) -> list[tuple[str, str, str]]:
+    """One recorded killed mutant (by the seed) of MUTANT_SAMPLE tasks per app: it must still fail."""
+    plan = []
+    by_app: dict[str, list[str]] = {}
+    for key, rt in ready.items():
+        rec = records[rt.app.id].tasks.get(key)
+        if rec and rec.mutation and any(m.outcome == "killed" for m in rec.mutation.mutants.values()):
+            by_app.setdefault(rt.app.id, []).append(key)
+    for app, keys in sorted(by_app.items()):
+        for key in _seeded(keys, ":mutants")[:MUTANT_SAMPLE]:
+            mutation = records[app].tasks[key].mutation
+            killed = [mid for mid, m in mutation.mutants.items() if m.outcome == "killed"]
+            plan.append((key, mutation.mode, f"{MUTANT}:{_seeded(killed, f':{key}')[0]}"))
+    return plan
 
 
 def near_miss_plan(ready: dict[str, ResolvedTask], changed: set[str]) -> list[tuple[str, str, str]]:
@@ -278,7 +307,9 @@ def plan_seconds(tasks: dict[str, ResolvedTask], plan: list[tuple[str, str, str]
         kind, _, solution = agent.partition(":")
         proof_ = None if record is None else (
             record.oracle.get(mode) if agent == "oracle" else record.null if kind == "null"
-            else record.near_misses.get(solution) if kind == NEAR_MISS else record.alternatives.get(solution))
+            else record.near_misses.get(solution) if kind == NEAR_MISS
+            else (record.mutation.mutants.get(solution) if record.mutation else None) if kind == MUTANT
+            else record.alternatives.get(solution))
         total += proof_.seconds if proof_ else unrecorded
     return total
 
@@ -304,7 +335,7 @@ def costs(tasks: dict[str, ResolvedTask]) -> dict[str, dict[str, float]]:
 
 # -- running the proofs --------------------------------------------------------------------------
 Job = tuple[ResolvedTask, str, str]  # task, mode, agent: oracle, null, near_miss:<id> or alternative:<id>
-NEAR_MISS, ALTERNATIVE = "near_miss", "alternative"
+NEAR_MISS, ALTERNATIVE, MUTANT = "near_miss", "alternative", "mutant"
 
 
 def solution_jobs(rt: ResolvedTask) -> list[Job]:
@@ -312,10 +343,18 @@ def solution_jobs(rt: ResolvedTask) -> list[Job]:
             *((rt, str(s.mode), f"{ALTERNATIVE}:{s.id}") for s in rt.task.alternatives)]
 
 
-def make_job_agent(agent: str):
+def make_job_agent(agent: str, rt: ResolvedTask | None = None):
+    """The agent of a proof trial: the oracle, the null agent, a near miss or alternative, or a recorded mutant
+    (`mutant:<id>`, replayed from the task's record)."""
     from mcpworld.agents import make_agent
 
     kind, _, solution = agent.partition(":")
+    if kind == MUTANT:
+        record = load_records(rt.app.id).tasks.get(rt.key) if rt is not None else None
+        mutant = record.mutation.mutants.get(solution) if record and record.mutation else None
+        if mutant is None:
+            raise KeyError(f"{rt.key if rt else '?'} has no recorded mutant '{solution}'")
+        return make_agent("oracle", steps=mutant.steps)
     return make_agent("oracle", solution=solution) if solution else make_agent(kind)
 
 
@@ -353,12 +392,12 @@ async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, b
     run = RunDir(run_dir)
     opts = TrialOptions(mode=mode, backend=backend)
     folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
-    result = await run_trial(rt, make_job_agent(agent), opts, folder)
+    result = await run_trial(rt, make_job_agent(agent, rt), opts, folder)
     _note(folder, agent)
     gui_oracle_failed = agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui
     set_up_failed = result.failure == Failure.SETUP_ERROR
     if gui_oracle_failed or set_up_failed or (agent != "null" and result.agent_failure is not None):
-        result = await run_trial(rt, make_job_agent(agent), opts, folder.with_name(folder.name + "-retry"))
+        result = await run_trial(rt, make_job_agent(agent, rt), opts, folder.with_name(folder.name + "-retry"))
         _note(folder.with_name(folder.name + "-retry"), agent)
         return result, True
     return result, False

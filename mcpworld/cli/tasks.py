@@ -72,7 +72,9 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
                  only_stale: bool = typer.Option(False, "--stale", help="only tasks without a passing record "
                                                                         "for their current content"),
                  check: bool = typer.Option(False, "--check", help="run nothing: list the tasks whose current "
-                                                                   "content lacks a passing record; exit 1 if any")):
+                                                                   "content lacks a passing record; exit 1 if any"),
+                 mutants: bool = typer.Option(True, "--mutants/--no-mutants", help="also run the MCP oracle's "
+                                              "mutants (locally; a record without them keeps its earlier ones)")):
     """Prove tasks: every declared mode's oracle passes and the null agent fails, recorded with the task's
     content hash in tasks/<app>/verified.json."""
     from mcpworld.envs import LOCAL
@@ -103,13 +105,15 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
         console.print("nothing to verify")
         return
     keep_heap()
-    failed = asyncio.run(_verify(chosen, versions, parallel, backend))
+    failed = asyncio.run(_verify(chosen, versions, parallel, backend, mutants and backend == LOCAL))
     raise typer.Exit(1 if failed else 0)
 
 
-async def _verify(chosen: list, versions: dict, parallel: int, backend: str) -> int:
+async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mutants: bool = False) -> int:
     from mcpworld.cli.progress import TrialProgress
-    from mcpworld.verify import jobs_for, load_records, proof_terms, proves, record_of, run_job, save_record
+    from mcpworld.mutation import mutation_mode, run_mutation
+    from mcpworld.rundir import RunDir
+    from mcpworld.verify import jobs_for, load_records, proof_terms, proves, record_of, run_job, save_record, stale
 
     out = paths.new_run_dir(f"verify-{backend}")
     jobs = {rt.key: jobs_for(rt, backend) for rt in chosen}
@@ -125,14 +129,31 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str) -> 
                 progress.finished(result.model_copy(update={"success": done}), label + (" (retried)" if retried else ""))
                 return job, result, retried
 
+        def mutant_done(result, label):
+            done = not result.success and result.failure not in ("setup_error", "interrupted") \
+                and result.agent_failure is None
+            progress.finished(result.model_copy(update={"success": done or label.endswith(" scout")}), label)
+
         async def task_proof(rt):
             nonlocal failed
             outcomes = await asyncio.gather(*(one(j) for j in jobs[rt.key]))
             previous = load_records(rt.app.id).tasks.get(rt.key)
             record = record_of(rt, outcomes, versions[rt.app.id], backend, previous)
-            ok = record.proven(*proof_terms(rt)) and (backend == "local" or record.proven_in_container())
-            failed += not ok
+            if mutants and mutation_mode(rt) is not None:
+                # the null agent's trial, where it ran with the MCP tools, is the mutants' scout
+                null = next(((mode, retried) for (_, mode, agent), _, retried in outcomes if agent == "null"), None)
+                scout = None
+                if null and null[0] in ("mcp", "hybrid"):
+                    scout = RunDir(out).trial(rt.app.id, rt.key, f"{null[0]}-null", 0).path
+                    scout = scout.with_name(scout.name + "-retry") if null[1] else scout
+                record.mutation = await run_mutation(rt, out, backend, gate, scout_dir=scout,
+                                                     on_trial=progress.started, on_done=mutant_done,
+                                                     on_mutants=progress.grow)
             save_record(rt.app.id, rt.key, record)
+            why = stale(rt, load_records(rt.app.id), versions[rt.app.id], in_container=backend != "local")
+            failed += why is not None
+            if why:
+                progress.print(f"{rt.key}: not proven: {why}")
 
         await asyncio.gather(*(task_proof(rt) for rt in chosen))
     console.print(f"{len(chosen) - failed} of {len(chosen)} task(s) proven; trials in {out}")

@@ -3,7 +3,8 @@ mode's oracle passed, the null agent failed), and CI re-proves part of it on eve
 as it is now: every task's null agent, every task's fastest declared oracle, the GUI oracles of tasks
 re-verified in the newest record change, and a fixed-seed sample of the other GUI oracles; near misses
 of the tasks whose near misses changed last and of a fixed-seed sample of the others
-(mcpworld.verify.ci_plan). The oracles of the other modes are covered by the records alone.
+(mcpworld.verify.ci_plan); one recorded killed mutant of a fixed-seed sample of tasks per app. The
+oracles of the other modes, the other near misses and the other mutants are covered by the records alone.
 
 These are real trials: Xvfb, xfwm4, the real app with its probe or hooks, the real MCP server, the
 evaluator over websockets; $MCPWORLD_TEST_PARALLEL (default 2) of them side by side.
@@ -20,7 +21,7 @@ from mcpworld.install import app_version
 from mcpworld.envs import LOCAL
 from mcpworld.results import VERDICT_FAILURES
 from mcpworld.rundir import RunDir
-from mcpworld.verify import (NEAR_MISS_SAMPLE, TaskRecord, TrialProof, changed_in_last_verification, ci_plan, expected_to_pass, lacks_build, load_records, plan_seconds,
+from mcpworld.verify import (MUTANT_SAMPLE, NEAR_MISS_SAMPLE, TaskRecord, TrialProof, changed_in_last_verification, ci_plan, expected_to_pass, lacks_build, load_records, plan_seconds,
                              proves, run_job, stale)
 
 TASKS = load_tasks()
@@ -62,6 +63,14 @@ def test_the_ci_plan_covers_every_task_with_a_null_and_an_oracle_and_samples_nea
         assert len({k for k in misses if k in others}) == min(NEAR_MISS_SAMPLE, len(others)), app
     assert {(k, a) for k, _, a in PLAN if a.startswith("alternative:")} == {
         (k, f"alternative:{s.id}") for k in runnable for s in TASKS[k].task.alternatives}
+    # a recorded killed mutant of MUTANT_SAMPLE tasks per app that has them
+    mutants = [(k, a.partition(":")[2]) for k, _, a in PLAN if a.startswith("mutant:")]
+    for k, mid in mutants:
+        assert load_records(TASKS[k].app.id).tasks[k].mutation.mutants[mid].outcome == "killed"
+    for app in {TASKS[k].app.id for k in runnable}:
+        having = {k for k in runnable if TASKS[k].app.id == app and (rec := load_records(app).tasks.get(k))
+                  and rec.mutation and any(m.outcome == "killed" for m in rec.mutation.mutants.values())}
+        assert len({k for k, _ in mutants if k in having}) == min(MUTANT_SAMPLE, len(having)), app
 
 
 def test_a_crashed_null_or_near_miss_proves_nothing():
@@ -123,9 +132,10 @@ def test_reproof(key, mode, agent, reproofs):
         assert result.failure == "evaluated_failed", describe(result)
         assert result.kscr < 1.0
         return
-    if not expected_to_pass(agent):  # a near miss: it must fail on its verdict, not on a crash
-        why = rt.task.solution(agent.partition(":")[2]).why
-        assert not result.success, f"the near miss passed: {why}"
+    if not expected_to_pass(agent):  # a near miss or a recorded mutant: it must fail on its verdict, not on a crash
+        kind, _, solution = agent.partition(":")
+        why = rt.task.solution(solution).why if kind == "near_miss" else f"mutant {solution}"
+        assert not result.success, f"the {kind.replace('_', ' ')} passed: {why}"
         assert result.failure in VERDICT_FAILURES and result.agent_failure is None, describe(result)
         return
     assert result.success, describe(result)
