@@ -34,7 +34,7 @@ from osgeo import gdal, osr
 from qgis.core import (Qgis, QgsApplication, QgsCoordinateReferenceSystem, QgsFeature, QgsField, QgsFields, QgsGeometry,
                        QgsPointXY, QgsProject, QgsRasterLayer, QgsVectorFileWriter, QgsVectorLayer, QgsWkbTypes,
                        QgsCoordinateTransformContext, QgsCoordinateTransform, QgsRectangle,
-                       QgsReferencedRectangle)
+                       QgsReferencedRectangle, QgsVectorSimplifyMethod)
 from PyQt5.QtCore import QVariant
 from PyQt5.QtGui import QColor
 
@@ -156,6 +156,12 @@ def readable_ids(path, ids):
 def vector(path, name):
     layer = QgsVectorLayer(f"{path}|layername={name}", name, "ogr")
     layer.renderer().symbol().setColor(QColor(COLOURS.get(name, "#756bb1")))
+    if layer.geometryType() == QgsWkbTypes.PointGeometry:
+        # as QGIS's Layer Properties leaves a point layer (it turns simplification off for points): otherwise
+        # applying that dialog would change a setting the task never asked for
+        method = layer.simplifyMethod()
+        method.setSimplifyHints(QgsVectorSimplifyMethod.NoSimplification)
+        layer.setSimplifyMethod(method)
     return layer
 
 

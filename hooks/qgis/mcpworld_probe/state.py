@@ -221,9 +221,20 @@ def features_digest(layer) -> str:
 
 
 # -- the project ------------------------------------------------------------------------------------------------
+# stored properties that read the same as no entry at all (QGIS's defaults for them, which Project Properties writes
+# out when it is applied): left out, as are entries stored empty
+PROPERTY_DEFAULTS = {"PositionPrecision/DegreeFormat": "MU", "WMTSLayers/Project": "false",
+                     "Legend/filterByMap": "false"}
+
+
 def _properties(project) -> dict[str, object]:
     """The project's stored properties (what Project Properties sets: the canvas and selection colours, units,
-    ellipsoid, path storage, precision, variables, the server settings, ...), "Scope/key/subkey" -> value."""
+    ellipsoid, path storage, precision, variables, the server settings, ...), "Scope/key/subkey" -> value. An entry
+    stored empty, or with the value QGIS reads when there is none (PROPERTY_DEFAULTS), is left out: applying Project
+    Properties writes them out, a change in name only. The measurement units and the ellipsoid are the ones in
+    effect (an empty unit means the user's default, which the dialog then writes out)."""
+    from qgis.core import QgsUnitTypes
+
     out = {}
 
     def walk(scope: str, key: str) -> None:
@@ -239,7 +250,11 @@ def _properties(project) -> dict[str, object]:
 
     for scope in PROPERTY_SCOPES:
         walk(scope, "/")
-    return out
+    out = {k: v for k, v in out.items() if v not in ("", []) and PROPERTY_DEFAULTS.get(k) != v}
+    out.update({"Measurement/DistanceUnits": QgsUnitTypes.encodeUnit(project.distanceUnits()),
+                "Measurement/AreaUnits": QgsUnitTypes.encodeUnit(project.areaUnits()),
+                "Measure/Ellipsoid": project.ellipsoid()})
+    return dict(sorted(out.items()))
 
 
 def _project(project, root) -> dict:
