@@ -225,6 +225,36 @@ async def _mutate(chosen: list, versions: dict, parallel: int, listing: bool) ->
     return summary
 
 
+@app.command("scores")
+def tasks_scores(app_id: list[str] = typer.Option([], "--app", help="an app's tasks (repeatable)")):
+    """The mutation score per app and per operator family, from the proof records (`tasks verify`, `tasks
+    mutate`); tasks without recorded mutants are counted apart."""
+    from mcpworld.cli.mutation_report import print_summary
+    from mcpworld.mutation import mutation_mode
+    from mcpworld.verify import load_records
+
+    _, tasks = load()
+    chosen = [rt for rt in select(tasks, [], app_id) if rt.task.status == "ready"]
+    summary: dict = {"run": "the proof records (tasks/<app>/verified.json)", "tasks": {}}
+    missing = []
+    for rt in chosen:
+        rec = load_records(rt.app.id).tasks.get(rt.key)
+        if mutation_mode(rt) is None:
+            continue
+        if rec is None or rec.mutation is None:
+            missing.append(rt.key)
+            continue
+        m = rec.mutation
+        summary["tasks"][rt.key] = {"app": rt.app.id, "complete": m.complete, "score": m.score,
+                                    **m.model_dump(include={"killed", "survived", "equivalent", "stillborn", "errors"}),
+                                    "mutants": {k: v.model_dump(include={"family", "what", "outcome"})
+                                                for k, v in m.mutants.items()}}
+    print_summary(summary, console)
+    if missing:
+        console.print(f"{len(missing)} task(s) with an MCP oracle have no recorded mutants: {', '.join(missing)}",
+                      highlight=False, soft_wrap=True)
+
+
 @app.command("rejudge")
 def tasks_rejudge(runs: list[Path] = typer.Argument(..., help="run folders (of verify, mutate, run)"),
                   task: list[str] = typer.Option([], "--task", "-t", help="only this task (repeatable)"),
