@@ -41,7 +41,8 @@ def test_every_operator_and_nothing_on_a_read_only_step():
     ids = set(mutants())
     assert {"repeat@1", "extra@1", "drop@1", "drop@2", "default@1.deck", "default@1.tags", "default@1.kind",
             "flip@1.draft", "perturb@1.fields.Front", "perturb@1.fields.Back", "extend@1.tags",
-            "perturb@2.value", "enum@2.scope=collection"} <= ids
+            "perturb@2.value", "enum@2.scope=collection", "also@2.scope=collection"} <= ids
+    assert not any(i.startswith("also@1.") for i in ids)  # adding again is `extra`'s: also is for a setting
     assert not any(i.endswith("@0") or "@0." in i for i in ids)         # the read-only step
     assert "repeat@2" not in ids and "extra@2" not in ids                 # an idempotent set is not repeated
     assert "default@1.draft" not in ids and "default@2.scope" not in ids  # already the default: no mutant
@@ -55,6 +56,8 @@ def test_steps_of_a_mutant():
     extra = m["extra@1"].steps[2]
     assert extra == {"tool": "app__add_note", "args": {"fields": {"Front": "Qx", "Back": "Ax"}}}
     assert m["enum@2.scope=collection"].steps[2]["args"]["scope"] == "collection"
+    also = m["also@2.scope=collection"].steps
+    assert [s["args"]["scope"] for s in also[2:]] == ["deck", "collection"]
     assert m["extend@1.tags"].steps[1]["args"]["tags"] == ["x", "xx"]
     assert STEPS[1]["args"]["tags"] == ["x"]  # the oracle itself is never changed
 
