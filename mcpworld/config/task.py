@@ -101,7 +101,8 @@ class Success(_Model):
     tolerate: list[Tolerate] = Field(default_factory=list)
     changes: dict[str, bool | dict[str, Any]] = Field(default_factory=dict, description=(
         "(the older form, instead of expect) what the task may change in the queried state, per top-level "
-        "field: true (anything), or a where an item must match before or after its change"))
+        "field: true (anything), or a where an item must match before or after its change. A task that gives "
+        "neither is read the older way too (nothing may change, and no mutants are asked of it)"))
 
     @model_validator(mode="after")
     def _one_form(self) -> "Success":
