@@ -17,11 +17,15 @@ What moves on its own (speeds, progress, peers, ETA, the exact state: checking, 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-# qBittorrent's state of a torrent, to what the agent decides (the rest it moves through by itself)
-STATES = {"pausedDL": "paused", "pausedUP": "paused", "queuedDL": "queued", "queuedUP": "queued",
-          "error": "error", "missingFiles": "missing_files"}
+# qBittorrent's state of a torrent, to what the agent decides; the rest (checking, stalled, downloading, seeding,
+# queued: the queueing system holds a torrent back for a second after another one finished) it moves through itself
+STATES = {"pausedDL": "paused", "pausedUP": "paused", "error": "error", "missingFiles": "missing_files"}
+# states a torrent passes through right after it was added, resumed or moved; its queue position is settled after
+SETTLING = {"checkingResumeData", "checkingDL", "checkingUP", "allocating", "moving", "metaDL", "forcedMetaDL"}
+SETTLE_WAIT = 5.0
 PSEUDO_TRACKER = "** ["  # the DHT, PeX and LSD rows of a torrent's tracker list
 
 
@@ -64,10 +68,21 @@ def _torrent(c, t) -> dict[str, Any]:
     }
 
 
+def _settled(c) -> list:
+    """The torrents once none is being checked (a torrent found complete leaves the download queue, and those after
+    it move up), at most SETTLE_WAIT seconds."""
+    deadline = time.monotonic() + SETTLE_WAIT
+    while True:
+        torrents = c.torrents_info()
+        if not any(t.state in SETTLING for t in torrents) or time.monotonic() > deadline:
+            return torrents
+        time.sleep(0.1)
+
+
 def query(ctx) -> dict:
     c = client(ctx.values, ctx.timeout)
     try:
-        torrents = [_torrent(c, t) for t in sorted(c.torrents_info(), key=lambda t: t.hash)]
+        torrents = [_torrent(c, t) for t in sorted(_settled(c), key=lambda t: t.hash)]
         categories = {name: {"save_path": cat.get("savePath", ""), "download_path": cat.get("download_path") or ""}
                       for name, cat in c.torrents_categories().items()}
         return {"torrents": torrents, "categories": categories, "tags": sorted(c.torrents_tags()),

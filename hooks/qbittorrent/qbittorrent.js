@@ -148,10 +148,17 @@ mcpworld.hook('_ZN10BitTorrent11SessionImpl28handleTorrentResumeDataReadyEPNS_11
 // storeValueImpl(key, QVariant) assigns without comparing first for the callers that do not, so the hook
 // compares with the stored value itself. A Qt 5 QVariant is {data (8 bytes), type:30 | is_shared | is_null};
 // the types read here are stored inline.
+// a shared library by the start of its file name (Frida names a module by its file: libQt5Core.so.5.15.8)
+function library(prefix) {
+  const found = Process.enumerateModules().find(m => m.name.startsWith(prefix));
+  return found ? found.name : prefix;
+}
+const QT_CORE = library('libQt5Core.so.5');
+
 const settingLoad = mcpworld.fn('_ZNK15SettingsStorage13loadValueImplERK7QStringRK8QVariant', 'void',
                                 ['pointer', 'pointer', 'pointer', 'pointer'], M);
-const variantCmp = mcpworld.fn('_ZNK8QVariant3cmpERKS_', 'bool', ['pointer', 'pointer'], 'libQt5Core.so.5');
-const variantFree = mcpworld.fn('_ZN8QVariantD1Ev', 'void', ['pointer'], 'libQt5Core.so.5');
+const variantCmp = mcpworld.fn('_ZNK8QVariant3cmpERKS_', 'bool', ['pointer', 'pointer'], QT_CORE);
+const variantFree = mcpworld.fn('_ZN8QVariantD1Ev', 'void', ['pointer'], QT_CORE);
 const NULL_VARIANT = Memory.alloc(16);
 NULL_VARIANT.add(8).writeU32(0x80000000);  // QVariant(): invalid, null
 
@@ -180,7 +187,7 @@ mcpworld.hook('_ZN15SettingsStorage14storeValueImplERK7QStringRK8QVariant', {
 // the rate limits libtorrent's session was handed (bytes/s, 0 unlimited): qBittorrent re-applies its settings
 // (SessionImpl::configure, deferred) after a global limit changed, or only the limits (applyBandwidthLimits) when
 // the alternative limits are switched; emitted when they differ from the last ones handed over
-const LT = 'libtorrent-rasterbar.so.2.0';
+const LT = library('libtorrent-rasterbar.so.2');
 const UPLOAD_RATE_LIMIT = 0x4000 + 78, DOWNLOAD_RATE_LIMIT = 0x4000 + 79;  // lt::settings_pack int settings
 const packHas = mcpworld.fn('_ZNK10libtorrent13settings_pack7has_valEi', 'bool', ['pointer', 'int'], LT);
 const packInt = mcpworld.fn('_ZNK10libtorrent13settings_pack7get_intEi', 'int', ['pointer', 'int'], LT);
