@@ -9,6 +9,7 @@ saves is checked by what it holds."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 from mcp_servers.bridge import Bridge
@@ -21,10 +22,13 @@ def query(ctx) -> dict:
 
 
 def _blendfile():
-    spec = importlib.util.spec_from_file_location("mcpworld_blender_blendfile", Path(__file__).with_name("blendfile.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    name = "mcpworld_blender_blendfile"
+    if name not in sys.modules:  # registered before it runs: its dataclasses look their module up
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("blendfile.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def read_file(path: str) -> dict | None:

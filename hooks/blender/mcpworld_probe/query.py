@@ -95,6 +95,7 @@ def _object(obj, view_layer) -> dict:
     if obj.type == "MESH":
         mesh = s._mesh(obj)
         mesh.pop("world_digest", None)
+        mesh.pop("selected", None)  # Edit Mode's selection: where the user clicked
         d["mesh"] = mesh
         d["primitive"] = s.PRIMITIVES.get((mesh["vertices"], mesh["faces"]))
         d["origin_at_surface_center"] = ("surface_center" in mesh and max(
