@@ -306,3 +306,17 @@ mcpworld.hook('_ZN5QFile4copyERK7QStringS2_', {
   onEnter(a) { this.src = qstring(a[0]); this.dst = qstring(a[1]); },
   onLeave(r) { mcpworld.emit('file_copied', {src: this.src, dst: this.dst, ok: (r.toInt32() & 0xff) !== 0}); },
 });
+
+// A source rendered for a screenshot by obs-websocket (SaveSourceScreenshot to a file, GetSourceScreenshot as
+// data): the source, the size asked for (0: the source's own), and whether the render worked. The state
+// query's own 16x9 renders of each scene go through it too, before and after the agent.
+mcpworld.hook('_Z20TakeSourceScreenshotP10obs_sourceRbjj', {
+  onEnter(a) {
+    this.p = {source: nameOf(a[0]), kind: kindOf(a[0]), width: a[2].toUInt32(), height: a[3].toUInt32()};
+    this.ok = a[1];
+  },
+  onLeave() {
+    this.p.ok = (this.ok.readU8() & 0xff) !== 0;
+    mcpworld.emit('source_screenshot_rendered', this.p);
+  },
+}, 'obs-websocket.so');
