@@ -143,6 +143,8 @@ def _from_websocket(ctx) -> dict:
             "profile_params": _profile_params(ctx, profiles["currentProfileName"], req),
             "scene_collection": collections["currentSceneCollectionName"],
             "scene_collections": collections["sceneCollections"],
+            "saved_collections": _saved_collections(Path(ctx.values.path("config")),
+                                                    collections["currentSceneCollectionName"]),
             "scene_thumbs": thumbs,
         }
     finally:
@@ -251,7 +253,29 @@ def _from_files(ctx) -> dict:
                             "duration_ms": data.get("transition_duration")}],
             "profile": profile, "profile_params": dict(sorted(params.items())),
             "scene_collection": data.get("name"),
+            "saved_collections": _saved_collections(config, data.get("name")),
             "outputs": {k: {"active": False} for k in ("recording", "streaming", "replay_buffer", "virtual_camera")}}
+
+
+def _saved_collections(config: Path, current: str | None) -> list[dict]:
+    """The scene collections other than the current one, as OBS last saved them (a switch saves the one left):
+    their scenes in order with their items' sources, and their sources by name and kind."""
+    out = []
+    for f in sorted((config / "basic" / "scenes").glob("*.json")):
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or not data.get("name") or data["name"] == current:
+            continue
+        sources = {s["name"]: s for s in data.get("sources", []) + data.get("groups", [])}
+        out.append({"name": data["name"],
+                    "scenes": [{"name": s["name"], "items": [i["name"] for i in sources.get(s["name"], {})
+                                                              .get("settings", {}).get("items", [])]}
+                               for s in data.get("scene_order", [])],
+                    "sources": sorted(f"{n} ({s.get('versioned_id') or s['id']})" for n, s in sources.items()
+                                      if s["id"] != "scene")})
+    return out
 
 
 _BLEND = {"normal": "OBS_BLEND_NORMAL", "additive": "OBS_BLEND_ADDITIVE", "subtract": "OBS_BLEND_SUBTRACT",
