@@ -119,6 +119,10 @@ def save_document(p: dict) -> dict:
         doc.save()
     else:
         raise BridgeError(f"document '{doc.Name}' has never been saved: give a path")
+    # as File > Save and Save As do (Gui::Document::save, saveAs): the saved document has no unsaved changes
+    gui_doc = Gui.getDocument(doc.Name)
+    if gui_doc is not None:
+        gui_doc.Modified = False
     return _summary(doc)
 
 
