@@ -12,7 +12,6 @@ from pydantic import BaseModel, Field
 
 from evaluator.events import COUNTING_SOURCES, Event
 from evaluator import delta
-from evaluator.statediff import collateral, diff
 
 
 API, GUI = "api", "gui"  # an event's payload `channel`: through the app's API, or not (its GUI)
@@ -145,14 +144,11 @@ class Matcher:
         if spec is None:
             return [], [], []
         if start is None or end is None:
-            # nothing to compare: the older form left it to success.state; an expected delta cannot hold
-            return ([] if spec.legacy else [f"no {'final' if end is None else 'starting'} state to compare"]), [], []
+            return [f"no {'final' if end is None else 'starting'} state to compare"], [], []
         if start.get("read_from") != end.get("read_from"):
             # read two ways (the app gone at the end: its files): only what both readings hold compares
             both = start.keys() & end.keys()
             start, end = {k: start[k] for k in both}, {k: end[k] for k in both}
-        if spec.legacy:
-            return [], [c.brief() for c in collateral(diff(start, end, spec.keys, spec.ignore, spec.sets), spec.allowed)], []
         shape = spec.shape
         out = delta.match(delta.changes(start, end, shape), spec.expected, spec.tolerances, start, shape)
         return out.unmet, [c.brief() for c in out.collateral], [f"{path} ({why})" for path, why in out.tolerated]

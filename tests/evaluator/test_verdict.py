@@ -70,10 +70,10 @@ def test_states_read_two_ways_compare_what_both_hold(tmp_path):
     tells (thumbnails, audio); that absence is no collateral, but a change in what both hold still is."""
     folder = tmp_path / "obs" / "88"
     folder.mkdir(parents=True)
-    (folder / "task.json").write_text(json.dumps({**T88, "success": {"changes": {"scene_items": True}}}))
+    (folder / "task.json").write_text(json.dumps({**T88, "success": {"key_steps": "all"}}))  # asks for no change
     rt = load_task(folder / "task.json", load_apps())
-    start = {"read_from": "websocket", "scenes": ["Main"], "audio": {"Mic": {"muted": False}}, "scene_thumbs": {"Main": []}}
-    same = {"read_from": "files", "scenes": ["Main"]}
+    start = {"read_from": "websocket", "program_scene": "Main", "audio": {"Mic": {"muted": False}}, "scene_thumbs": {"Main": []}}
+    same = {"read_from": "files", "program_scene": "Main"}
     assert Matcher(rt)._collateral(start, same) == []
-    assert Matcher(rt)._collateral(start, {**same, "scenes": ["Main", "Extra"]}) != []
+    assert Matcher(rt)._collateral(start, {**same, "program_scene": "Extra"}) != []
     assert Matcher(rt)._collateral(start, {**start, "audio": {"Mic": {"muted": True}}}) != []
