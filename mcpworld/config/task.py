@@ -149,7 +149,7 @@ class Solution(_Model):
 class Equivalent(_Model):
     """A mutant of the MCP oracle (mcpworld.mutants) that does the asked thing another way, and why: it may pass."""
 
-    mutant: str = Field(pattern=r"^[a-z]+@\S+$", description="the mutant's id, as `mcpworld tasks mutate` names it")
+    mutant: str = Field(pattern=r"^[a-z]+@.+$", description="the mutant's id, as `mcpworld tasks mutate` names it")
     why: str = Field(min_length=3)
 
 
