@@ -33,6 +33,9 @@ CORE_TEXT = {".txt", ".md", ".csv", ".tsv", ".json", ".xml", ".svg", ".html", ".
 # VS Code's own bookkeeping in the user's folder: storage, local history, caches (never the user's configuration)
 USER_BOOKKEEPING = {"globalStorage", "workspaceStorage", "History", "caches", "sync", "CachedProfilesData"}
 USER_STRUCTURED = {"settings.json", "keybindings.json"}   # read as records of their own
+# files VS Code writes there for itself: its machine id and caches of extension and chat model lists
+USER_OWN_FILES = {"machineid", "chatLanguageModels.json", "customBuiltinExtensionsCache.json",
+                  "systemExtensionsCache.json"}
 
 
 # -- JSON with comments, as VS Code reads its settings files ------------------------------------------------
@@ -111,7 +114,7 @@ def user_files(user: Path) -> list[dict]:
         rel_folder = Path(folder).relative_to(user)
         if rel_folder == Path("."):
             dirs[:] = sorted(d for d in dirs if d not in USER_BOOKKEEPING)
-            names = [n for n in names if n not in USER_STRUCTURED]
+            names = [n for n in names if n not in USER_STRUCTURED and n not in USER_OWN_FILES]
         else:
             dirs.sort()
         for name in sorted(names):
