@@ -27,11 +27,9 @@ from pathlib import Path
 from mcp_servers.bridge import Bridge
 
 MAX_TEXT = 64 * 1024
-# the core reads these as text already (mcpworld.sources.workfiles)
-CORE_TEXT = {".txt", ".md", ".csv", ".tsv", ".json", ".xml", ".svg", ".html", ".htm", ".py", ".js", ".ts",
-             ".css", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".log", ".sh", ".c", ".h", ".cpp"}
-# VS Code's own bookkeeping in the user's folder: storage, local history, caches (never the user's configuration)
-USER_BOOKKEEPING = {"globalStorage", "workspaceStorage", "History", "caches", "sync", "CachedProfilesData"}
+# VS Code's own bookkeeping in the user's folder: storage, local history, backups of unsaved files (`dirty` says
+# which), caches: never the user's configuration
+USER_BOOKKEEPING = {"globalStorage", "workspaceStorage", "History", "Backups", "caches", "sync", "CachedProfilesData"}
 USER_STRUCTURED = {"settings.json", "keybindings.json"}   # read as records of their own
 # files VS Code writes there for itself: its machine id and caches of extension and chat model lists
 USER_OWN_FILES = {"machineid", "chatLanguageModels.json", "customBuiltinExtensionsCache.json",
@@ -218,7 +216,9 @@ def read_file(path: str) -> dict | None:
         if suffix in (".json", ".jsonc", ".code-workspace"):
             value, error = _json_file(p)
             return {"json_error": error} if error else {"json": value}
-        if suffix in CORE_TEXT:
+        from mcpworld.sources.workfiles import TEXT_SUFFIXES
+
+        if suffix in TEXT_SUFFIXES:  # the core reads these as text already
             return None
         data = p.read_bytes()
         if b"\0" in data:
