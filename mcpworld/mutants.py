@@ -10,6 +10,8 @@ The operators (a mutant's id names its operator, the step and the argument it ch
   default@i.ARG     an optional argument left to its default
   enum@i.ARG=V      an argument with allowed values set to another one (up to three, by a fixed seed; never to
                     the default the argument's absence means); a boolean flipped (flip@i.ARG)
+  also@i.ARG=V      a step that sets something (idempotent) done as asked and once more with an argument with
+                    allowed values set to another one (the right setting written at a wider scope as well)
   retarget@i.ARG=V  an argument naming something of the start state (a note, a layer, a file) pointed at
                     another thing of the same kind that the task does not name
   perturb@i.ARG     a number or a string altered (+1, x1.5; an "x" inserted before a file's extension)
@@ -228,6 +230,10 @@ def generate(steps: list[dict[str, Any]], tools: dict[str, ToolInfo], start: dic
                 others = [o for o in enum if o != value and not (len(path) == 1 and o == prop.get("default"))]
                 for other in _seeded(others, f"{salt}:{i}:{dotted}")[:ENUM_VALUES]:
                     add(f"enum@{i}.{dotted}={other}", "enum", f"{tool}'s {dotted} set to {other!r}", put(other))
+                if info.idempotent and others:  # the right call, and the same at another scope or kind as well
+                    other = _seeded([o for o in enum if o != value], f"{salt}:also:{i}:{dotted}")[0]
+                    add(f"also@{i}.{dotted}={other}", "also", f"{tool} as asked, and again with {dotted} {other!r}",
+                        [*steps[:i + 1], {"tool": tool, "args": _set(args, path, other)}, *steps[i + 1:]])
                 continue
             targets = [(k, vals) for k, vals in index.items() if value in vals]
             if targets and isinstance(value, (str, int)):

@@ -111,10 +111,11 @@ def classify(rt: ResolvedTask, mutant_id: str, result: TrialResult) -> tuple[Out
 async def run_mutation(rt: ResolvedTask, out: Path, backend: str, gate: asyncio.Semaphore,
                        scout_dir: Path | None = None,
                        on_trial: Callable[[str], None] | None = None,
-                       on_done: Callable[[TrialResult, str], None] | None = None,
+                       on_done: Callable[[TrialResult, str, str], None] | None = None,
                        on_mutants: Callable[[int], None] | None = None) -> MutationRecord | None:
     """Scout (unless a trial of the task in an MCP mode is given), derive, run every mutant; None when the task
-    has no MCP oracle. `on_trial` is told each trial's label as it starts, `on_done` each result."""
+    has no MCP oracle. `on_trial` is told each trial's label as it starts, `on_done` each result with its
+    label and outcome (a mutant's, or "scout")."""
     from mcpworld.agents import make_agent
     from mcpworld.rundir import RunDir
     from mcpworld.trial import TrialOptions, run_trial
@@ -139,7 +140,7 @@ async def run_mutation(rt: ResolvedTask, out: Path, backend: str, gate: asyncio.
             note_solution(folder, kind, "" if kind == "scout" else label, getattr(agent, "steps", None) and
                           [{"tool": s.tool, "args": s.args} for s in agent.steps])
             if on_done:
-                on_done(result, f"{rt.key} {label}")
+                on_done(result, f"{rt.key} {label}", "scout" if kind == "scout" else classify(rt, label, result)[0])
             return result, folder, retried
 
     if scout_dir is None:

@@ -50,7 +50,9 @@ def solution_of(trial_dir: Path) -> tuple[str, str]:
     if note.exists():
         data = json.loads(note.read_text())
         return data["kind"], data.get("id", "")
-    label = trial_dir.name.split("__")[1].split("-", 1)[1] if "__" in trial_dir.name else ""
+    # <app>-<task id>__<mode>-<label>__<k> (a label may hold "__": a mutant naming an MCP tool)
+    middle = trial_dir.name.split("__", 1)[1].rsplit("__", 1)[0] if trial_dir.name.count("__") >= 2 else ""
+    label = middle.split("-", 1)[1] if "-" in middle else ""
     for kind in ("oracle", "null", "scout", "near_miss", "alternative"):
         if label == kind or label.startswith(kind + "-"):
             return kind, label[len(kind) + 1:]

@@ -306,3 +306,24 @@ mcpworld.hook('_ZN5QFile4copyERK7QStringS2_', {
   onEnter(a) { this.src = qstring(a[0]); this.dst = qstring(a[1]); },
   onLeave(r) { mcpworld.emit('file_copied', {src: this.src, dst: this.dst, ok: (r.toInt32() & 0xff) !== 0}); },
 });
+
+// A source rendered for a screenshot by obs-websocket (SaveSourceScreenshot to a file, GetSourceScreenshot as
+// data): the source, the size asked for (0: not given), the size of the image OBS made (it derives a missing
+// side from the source's aspect), and whether the render worked. It returns a QImage by value, so its first
+// argument is the return slot; the image's QImageData (ref, width, height, ...) hangs at offset 24 of the
+// QImage (after QPaintDevice's vtable, `painters` and `reserved`). The state query's own 16x9 renders of each
+// scene go through it too, before and after the agent.
+mcpworld.hook('_Z20TakeSourceScreenshotP10obs_sourceRbjj', {
+  onEnter(a) {
+    this.image = a[0];
+    this.ok = a[2];
+    this.p = {source: nameOf(a[1]), kind: kindOf(a[1]), requested_width: a[3].toUInt32(),
+              requested_height: a[4].toUInt32(), width: null, height: null};
+  },
+  onLeave() {
+    this.p.ok = (this.ok.readU8() & 0xff) !== 0;
+    const d = this.image.add(24).readPointer();
+    if (!d.isNull()) { this.p.width = d.add(4).readS32(); this.p.height = d.add(8).readS32(); }
+    mcpworld.emit('source_screenshot_rendered', this.p);
+  },
+}, 'obs-websocket.so');

@@ -118,3 +118,95 @@ globalHook('_ZN10BitTorrent11SessionImpl27setGlobalDownloadSpeedLimitEi',
            '_ZNK10BitTorrent11SessionImpl24globalDownloadSpeedLimitEv', 'global_download_limit');
 globalHook('_ZN10BitTorrent11SessionImpl25setGlobalUploadSpeedLimitEi',
            '_ZNK10BitTorrent11SessionImpl22globalUploadSpeedLimitEv', 'global_upload_limit');
+
+// qBittorrent's own log (View > Log, and the WebUI's log/main): what it reports it did, in its words
+// ("Removed torrent. Torrent: ...", "Removed torrent and deleted its content. ...", "Torrent paused. ...")
+mcpworld.hook('_ZN6Logger10addMessageERK7QStringRKN3Log7MsgTypeE', {
+  onEnter(args) { mcpworld.emit('logged', {message: qstring(args[1]), type: args[2].readS32()}); },
+}, M);
+
+// a .torrent file read (the GUI's Add dialog reads the file it was given; the WebUI and a file given on the
+// command line go through Session::addTorrent(source), which reads it): a static returning nonstd::expected
+// through a hidden pointer, so the Path is the second argument; a Path is {vtable (IStringable), QString}
+mcpworld.hook('_ZN10BitTorrent11TorrentInfo12loadFromFileERK4Path', {
+  onEnter(args) { mcpworld.emit('torrent_file_read', {path: qstring(args[1].add(8))}); },
+}, M);
+
+// a tag that did not exist joined qBittorrent's tag list (the signal, emitted by SessionImpl::addTag, whether
+// the tag was made on its own or on the way to a torrent)
+mcpworld.hook('_ZN10BitTorrent7Session8tagAddedERK7QString', {
+  onEnter(args) { mcpworld.emit('tag_created', {tag: qstring(args[1])}); },
+}, M);
+
+// a torrent's resume data (its limits, tags, category, paths, state) handed to the storage that writes it to
+// BT_backup: qBittorrent asks for it after every change it saves, libtorrent answers with an alert
+mcpworld.hook('_ZN10BitTorrent11SessionImpl28handleTorrentResumeDataReadyEPNS_11TorrentImplERKNS_17LoadTorrentParamsE', {
+  onEnter(args) { mcpworld.emit('torrent_saved', {name: nameOf(args[1])}); },
+}, M);
+
+// a setting stored in qBittorrent's settings (what it writes to qBittorrent.conf), when its value changed:
+// storeValueImpl(key, QVariant) assigns without comparing first for the callers that do not, so the hook
+// compares with the stored value itself. A Qt 5 QVariant is {data (8 bytes), type:30 | is_shared | is_null};
+// the types read here are stored inline.
+// a shared library by the start of its file name (Frida names a module by its file: libQt5Core.so.5.15.8)
+function library(prefix) {
+  const found = Process.enumerateModules().find(m => m.name.startsWith(prefix));
+  return found ? found.name : prefix;
+}
+const QT_CORE = library('libQt5Core.so.5');
+
+const settingLoad = mcpworld.fn('_ZNK15SettingsStorage13loadValueImplERK7QStringRK8QVariant', 'void',
+                                ['pointer', 'pointer', 'pointer', 'pointer'], M);
+const variantCmp = mcpworld.fn('_ZNK8QVariant3cmpERKS_', 'bool', ['pointer', 'pointer'], QT_CORE);
+const variantFree = mcpworld.fn('_ZN8QVariantD1Ev', 'void', ['pointer'], QT_CORE);
+const NULL_VARIANT = Memory.alloc(16);
+NULL_VARIANT.add(8).writeU32(0x80000000);  // QVariant(): invalid, null
+
+function variantValue(v) {
+  switch (v.add(8).readU32() & 0x3fffffff) {
+    case 1: return v.readU8() !== 0;      // bool
+    case 2: return v.readS32();           // int
+    case 3: return v.readU32();           // uint
+    case 4: return v.readS64().toNumber();  // qlonglong
+    case 6: return v.readDouble();        // double
+    case 10: return qstring(v);           // QString
+    default: return null;
+  }
+}
+
+mcpworld.hook('_ZN15SettingsStorage14storeValueImplERK7QStringRK8QVariant', {
+  onEnter(args) {
+    const old = Memory.alloc(16);
+    settingLoad(old, args[0], args[1], NULL_VARIANT);
+    const same = !!variantCmp(old, args[2]);
+    variantFree(old);
+    if (!same) mcpworld.emit('setting_stored', {key: qstring(args[1]), value: variantValue(args[2])});
+  },
+}, M);
+
+// the rate limits libtorrent's session was handed (bytes/s, 0 unlimited): qBittorrent re-applies its settings
+// (SessionImpl::configure, deferred) after a global limit changed, or only the limits (applyBandwidthLimits) when
+// the alternative limits are switched; emitted when they differ from the last ones handed over
+const LT = library('libtorrent-rasterbar.so.2');
+const UPLOAD_RATE_LIMIT = 0x4000 + 78, DOWNLOAD_RATE_LIMIT = 0x4000 + 79;  // lt::settings_pack int settings
+const packHas = mcpworld.fn('_ZNK10libtorrent13settings_pack7has_valEi', 'bool', ['pointer', 'int'], LT);
+const packInt = mcpworld.fn('_ZNK10libtorrent13settings_pack7get_intEi', 'int', ['pointer', 'int'], LT);
+const rates = {download: null, upload: null};
+for (const name of ['_ZN10libtorrent14session_handle14apply_settingsEONS_13settings_packE',
+                    '_ZN10libtorrent14session_handle14apply_settingsERKNS_13settings_packE']) {
+  mcpworld.hook(name, {
+    onEnter(args) {
+      const pack = args[1];
+      let changed = false;
+      for (const [key, setting] of [['download', DOWNLOAD_RATE_LIMIT], ['upload', UPLOAD_RATE_LIMIT]]) {
+        if (!packHas(pack, setting)) continue;
+        const value = packInt(pack, setting);
+        if (value !== rates[key]) {
+          rates[key] = value;
+          changed = true;
+        }
+      }
+      if (changed) mcpworld.emit('session_rate_limits', {download: rates.download, upload: rates.upload});
+    },
+  }, LT);
+}

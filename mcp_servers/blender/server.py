@@ -166,7 +166,8 @@ def set_origin(ctx: Context, object: str,
 def move_vertices(ctx: Context, object: str,
                   moves: Annotated[list[dict[str, Vec3]], Field(description="[{\"from\": [x,y,z], \"to\": [x,y,z]}], "
                                                                             "local coordinates")]) -> dict[str, Any]:
-    """Move mesh vertices, each found by its current local coordinates, to new ones."""
+    """Move mesh vertices, each found by its current local coordinates, to new ones: in Edit Mode as by hand
+    (each vertex selected, then moved; the object is left in the mode it was in)."""
     return _bridge(ctx, "move_vertices", object=object, moves=moves)
 
 
@@ -174,6 +175,20 @@ def move_vertices(ctx: Context, object: str,
 def set_text(ctx: Context, object: str, text: str) -> dict[str, Any]:
     """Set a text object's text."""
     return _bridge(ctx, "set_text", object=object, text=text)
+
+
+@tool(SET)
+def set_metaball_element(ctx: Context, object: str, index: int = 0,
+                         type: Literal["BALL", "CAPSULE", "PLANE", "ELLIPSOID", "CUBE"] | None = None,
+                         radius: float | None = None, stiffness: float | None = None,
+                         size: Annotated[Vec3 | None, Field(description="Size X, Y, Z (capsule, plane, ellipsoid and "
+                                                                         "cube elements)")] = None,
+                         co: Annotated[Vec3 | None, Field(description="the element's location in the object")] = None
+                         ) -> dict[str, Any]:
+    """Change one element of a metaball (Properties > Data > Active Element): its type, radius, stiffness,
+    size or location."""
+    return _bridge(ctx, "set_metaball_element", object=object, index=index, type=type, radius=radius,
+                   stiffness=stiffness, size=size, co=co)
 
 
 @tool(ACT)

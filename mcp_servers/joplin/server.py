@@ -186,7 +186,7 @@ def set_note_body(ctx: Context, title: Title, body: str, notebook: Notebook = No
     return jj.save(jj.note(title, notebook), body=body)
 
 
-@tool(SET)
+@tool(ADD)
 def append_to_note(ctx: Context, title: Title, text: str, notebook: Notebook = None) -> dict[str, Any]:
     """Add text at the end of a note (on a new line)."""
     jj = j(ctx)
@@ -228,12 +228,18 @@ def untag_note(ctx: Context, title: Title, tag: str, notebook: Notebook = None) 
 
 @tool(SET)
 def set_todo_done(ctx: Context, title: Title, done: bool = True, notebook: Notebook = None) -> dict[str, Any]:
-    """Mark a to-do done (or not done)."""
+    """Set a to-do's done field (as the `done` and `undone` commands do)."""
     jj = j(ctx)
     n = jj.note(title, notebook)
     if not n["is_todo"]:
         raise ToolError(f"'{title}' is a note, not a to-do")
     return jj.save(n, todo_completed=int(datetime.now(timezone.utc).timestamp() * 1000) if done else 0)
+
+
+@tool(ACT)
+def toggle_todo(ctx: Context, title: Title, notebook: Notebook = None) -> dict[str, Any]:
+    """Tick (or untick) a to-do's checkbox in the note list, as the space key does on the selected to-do."""
+    return j(ctx).bridge.call("toggle_todo", {"note": title, "folder": notebook})
 
 
 @tool(SET)

@@ -158,7 +158,7 @@ def get_global_limits(ctx: Context) -> dict[str, Any]:
     p = _qbt(ctx)("app_preferences")
     return {"download_kib": _kib(p["dl_limit"]), "upload_kib": _kib(p["up_limit"]),
             "alt_download_kib": _kib(p["alt_dl_limit"]), "alt_upload_kib": _kib(p["alt_up_limit"]),
-            "alternative_on": bool(_qbt(ctx)("transfer_speed_limits_mode"))}
+            "alternative_on": str(_qbt(ctx)("transfer_speed_limits_mode")).strip() == "1"}
 
 
 @tool(SET)

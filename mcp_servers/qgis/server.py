@@ -22,7 +22,8 @@ mcp, tool, call = bridged_server(
     instructions="Tools for the running QGIS: the project (open, new, save, CRS), its layers (add vector or "
                  "raster files, remove, order, colour, symbol unit, opacity, notes, CRS, visibility), the map "
                  "canvas (zoom to a layer) and map exports to image or PDF. Layers are named as in the Layers "
-                 "panel; CRSs as authority ids (EPSG:4326).")
+                 "panel (or by their id, which get_project_info lists, where two share a name); CRSs as authority "
+                 "ids (EPSG:4326).")
 
 Path = Annotated[str, Field(description="an absolute path (~ is the user's home)")]
 Unit = Literal["Millimeters", "Points", "Pixels", "Meters at Scale", "Map Units", "Inches"]

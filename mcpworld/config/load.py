@@ -175,7 +175,7 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
                 errors.append(ConfigError(file, f"success.changes.{name}", f"unknown placeholder {e}"))
         keys = {**query.keys, **({WORK_FILES: "path"} if query.work_dirs else {})}
         state_diff = StateDiff(keys, list(query.ignore), list(query.sets), allowed,
-                               legacy=bool(task.success.changes))
+                               legacy=not {"expect", "tolerate"} & task.success.model_fields_set)
         errors += _resolve_delta(task, query, params, state_diff, file)
     elif task.success.changes or task.success.expect or task.success.tolerate:
         errors.append(ConfigError(file, "success.expect", f"needs a state query, but app '{app.id}' has none or the task disables it"))

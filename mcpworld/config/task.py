@@ -101,7 +101,8 @@ class Success(_Model):
     tolerate: list[Tolerate] = Field(default_factory=list)
     changes: dict[str, bool | dict[str, Any]] = Field(default_factory=dict, description=(
         "(the older form, instead of expect) what the task may change in the queried state, per top-level "
-        "field: true (anything), or a where an item must match before or after its change"))
+        "field: true (anything), or a where an item must match before or after its change. A task that gives "
+        "neither is read the older way too (nothing may change, and no mutants are asked of it)"))
 
     @model_validator(mode="after")
     def _one_form(self) -> "Success":
@@ -150,7 +151,7 @@ class Solution(_Model):
 class Equivalent(_Model):
     """A mutant of the MCP oracle (mcpworld.mutants) that does the asked thing another way, and why: it may pass."""
 
-    mutant: str = Field(pattern=r"^[a-z]+@\S+$", description="the mutant's id, as `mcpworld tasks mutate` names it")
+    mutant: str = Field(pattern=r"^[a-z]+@.+$", description="the mutant's id, as `mcpworld tasks mutate` names it")
     why: str = Field(min_length=3)
 
 

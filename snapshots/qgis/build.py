@@ -6,7 +6,8 @@ python snapshots/qgis/build.py
                                    lakes (2 polygons: name, depth_m), districts (4 polygons tiling the valley: name)
     documents/gis/elevation.tif    a 120 x 100 Float32 GeoTIFF over the same valley: a ridge and a basin, metres
     documents/gis/valley.qgz       the project QGIS opens at start: towns, roads, lakes, districts, elevation (top
-                                   down), project CRS EPSG:4326, one fixed colour per layer, relative paths
+                                   down), project CRS EPSG:4326, one fixed colour per layer, relative paths; each
+                                   layer's id is the project's title and its name (valley_towns, harbour_piers)
     documents/gis/harbour.qgz      another project to open (harbour.gpkg: piers and buoys), CRS EPSG:3857
     documents/gis/extra/rivers.shp a shapefile of 3 rivers (name), to add as a new vector layer
     documents/gis/extra/landcover.tif  a 60 x 50 Byte GeoTIFF of 5 land-cover classes, to add as a raster layer
@@ -33,7 +34,7 @@ from osgeo import gdal, osr
 from qgis.core import (Qgis, QgsApplication, QgsCoordinateReferenceSystem, QgsFeature, QgsField, QgsFields, QgsGeometry,
                        QgsPointXY, QgsProject, QgsRasterLayer, QgsVectorFileWriter, QgsVectorLayer, QgsWkbTypes,
                        QgsCoordinateTransformContext, QgsCoordinateTransform, QgsRectangle,
-                       QgsReferencedRectangle)
+                       QgsReferencedRectangle, QgsVectorSimplifyMethod)
 from PyQt5.QtCore import QVariant
 from PyQt5.QtGui import QColor
 
@@ -131,11 +132,36 @@ def project(path, title, crs, layers, view):
         prj.addMapLayer(layer)
     prj.setFilePathStorage(Qgis.FilePathType.Relative)
     assert prj.write(path), path
+    readable_ids(path, {layer.id(): f"{title.lower()}_{layer.name()}" for layer in layers})
+
+
+def readable_ids(path, ids):
+    """Each layer's id (QGIS makes one of its name and a random uuid) set to a readable one (valley_towns): the
+    state compares layers by id, and the tasks can then name a layer of the start (`"below": "valley_roads"`) the
+    same in every rebuild. QGIS keeps an id from the file only if it is over 10 characters long. A layer added
+    later gets QGIS's own id (name_uuid), so a second layer of the same name is another record."""
+    import zipfile
+    with zipfile.ZipFile(path) as z:
+        members = [(info, z.read(info)) for info in z.infolist()]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for info, data in members:
+            if info.filename.endswith(".qgs"):
+                text = data.decode("utf-8")
+                for old, new in ids.items():
+                    text = text.replace(old, new)
+                data = text.encode("utf-8")
+            z.writestr(info, data)
 
 
 def vector(path, name):
     layer = QgsVectorLayer(f"{path}|layername={name}", name, "ogr")
     layer.renderer().symbol().setColor(QColor(COLOURS.get(name, "#756bb1")))
+    if layer.geometryType() == QgsWkbTypes.PointGeometry:
+        # as QGIS's Layer Properties leaves a point layer (it turns simplification off for points): otherwise
+        # applying that dialog would change a setting the task never asked for
+        method = layer.simplifyMethod()
+        method.setSimplifyHints(QgsVectorSimplifyMethod.NoSimplification)
+        layer.setSimplifyMethod(method)
     return layer
 
 

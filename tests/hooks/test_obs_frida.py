@@ -98,8 +98,10 @@ async def test_obs_killed_after_the_work_is_reported_and_state_read_from_files(t
     detached = [e for e in evs if e["name"] == "frida_detached"]
     assert detached and detached[0]["payload"]["reason"] in ("process-terminated", "connection-terminated")
     state = [e for e in evs if e["name"] == "state"][-1]["payload"]  # the first is the start state
-    assert state["read_from"] == "files" and "Interview" in state["scenes"]
-    assert result.success, result.failure_detail  # the work was done before the crash
+    assert state["read_from"] == "files" and "Interview" in [s["name"] for s in state["scenes"]]
+    # the work was reported before the crash and is kept; OBS's files hold less than obs-websocket tells (and
+    # `running` turns false), so the verdict is no, and the crash is the app's, not the agent's
+    assert result.kscr == 1.0 and not result.success and result.failure == "app_crash", result.failure_detail
 
 
 async def test_milestones_of_the_set_up_never_count(tmp_path):

@@ -217,3 +217,36 @@ def test_each_event_source_checks_its_own_app_table(tmp_path):
     assert any(f == "sources.frida.scripts" and "at least 1" in p for f, p in found), found
     assert any(f == "sources.probe.files[0].from" and "no such file" in p for f, p in found), found
     assert any(f == "sources.state_query.module" and "no file" in p for f, p in found), found
+
+
+def expect_errors(tmp_path, success):
+    return {field: problem for field, problem in errors_of(tmp_path, mutate(success=success))}
+
+
+def test_an_expected_delta_names_real_collections_and_one_kind_of_change(tmp_path):
+    errs = expect_errors(tmp_path, {"expect": {"cards": {"add": {}}, "notes[*].pages": {"add": {}},
+                                               "note_count": {"change": {}, "to": {"value": 1}}}})
+    assert "unknown collection 'cards'" in errs["success.expect.cards"]
+    assert "not a keyed list or a set" in errs["success.expect.notes[*].pages"]
+    assert "ignored" in errs["success.expect.note_count"]
+    for bad, problem in [({"add": {}, "remove": {}}, "exactly one of add, remove or change"),
+                         ({"change": {"id": 1}}, "says what it changes `to`"),
+                         ({"add": {}, "to": {"x": 1}}, "belong to a change"),
+                         ({"add": {}, "count": "all"}, "not an add"),
+                         ({"add": {}, "count": "2..1"}, "upper bound")]:
+        found = errors_of(tmp_path, mutate(success={"expect": {"notes": bad}}))
+        assert any(problem in p for _, p in found), (bad, found)
+    assert "names no field" in expect_errors(tmp_path, {"expect": {"notes": {"change": {"id": 1}, "to": {}}}})[
+        "success.expect.notes.to"]
+
+
+def test_a_tolerance_says_why_and_never_lets_the_asked_collection_change_freely(tmp_path):
+    errs = expect_errors(tmp_path, {"expect": {"notes": {"add": {}}}, "tolerate": [{"collection": "notes", "why": "it moves"}]})
+    assert "narrow it" in errs["success.tolerate[0]"]
+    found = errors_of(tmp_path, mutate(success={"tolerate": [{"collection": "decks", "why": ""}]}))
+    assert any("why" in f for f, _ in found)
+    found = errors_of(tmp_path, mutate(success={"expect": {"notes": {"add": {}}}, "changes": {"notes": True}}))
+    assert any("not both" in p for _, p in found)
+    rt = load_task(write_task(tmp_path, mutate(success={"expect": {"notes": {"add": {}}}, "tolerate": [
+        {"collection": "notes", "kinds": ["change"], "fields": ["mod"], "why": "Anki's own modification time"}]})), load_apps())
+    assert rt.state_diff.tolerances[0].fields == ("mod",) and not rt.state_diff.legacy

@@ -42,5 +42,7 @@ async def test_changes_by_the_newer_tools_are_collateral(tmp_path):
     _, r = await run_trial(tmp_path, script, mode="mcp", task=T79)
     assert r.kscr == 1.0 and not r.success and r.failure == Failure.COLLATERAL
     damage = " ".join(r.verdict.collateral)
-    for path in ("scene_items[Break]", "locked", "audio[Clip]", "inputs[Clip]"):
+    # each record by what OBS keeps unique: an input by name, a scene item by its id within its scene
+    for path in ("scenes[name=Break].items[id=", "locked: false -> true", "inputs[name=Clip] added",
+                 "scenes[name=Main].items[id="):
         assert path in damage, (path, r.verdict.collateral)

@@ -62,7 +62,7 @@ def _watch(cfg: dict) -> None:
                                                                     "peer": peer}),
                  flush=lambda: _client.flush(5.0), client_paused=_client.paused,
                  client_held=_client.held)
-    bpy.app.timers.register(lambda: bridge.drain(_before_call, _after_call), first_interval=0.0, persistent=True)
+    bpy.app.timers.register(lambda: bridge.drain(_before_call, _after_call, _during_call), first_interval=0.0, persistent=True)
     bpy.app.timers.register(_poll, first_interval=POLL, persistent=True)
     bpy.app.handlers.depsgraph_update_post.append(_on_depsgraph)
     bpy.app.handlers.load_post.append(_on_load)
@@ -105,6 +105,10 @@ def _before_call(method: str) -> None:
 
 def _after_call(method: str) -> None:
     _rescan(f"bridge:{method}")
+
+
+def _during_call(method: str) -> None:
+    _rescan(f"during:{method}")
 
 
 def _poll():

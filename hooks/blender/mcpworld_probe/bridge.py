@@ -29,11 +29,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import bpy
 
+from . import query as blender_query
 from . import state as blender_state
 
 TIMEOUT = 60.0
 _calls: queue.Queue = queue.Queue()
 _main_in_call = [False]
+_during = [None]  # the probe's read between two parts of a call (the target selected, then changed)
 _park = {"asked": False, "gate": threading.Lock(), "parked": threading.Event(), "client": None, "held": None,
          "wake": None}
 PARKS = {"open_file"}  # parks every thread itself
@@ -86,6 +88,23 @@ def _select_only(objs, active=None) -> None:
     vl.objects.active = active or (objs[0] if objs else None)
 
 
+def checkpoint() -> None:
+    """Let the probe read the scene now, inside a call: what the call did so far is reported before the rest
+    (the GUI's intermediate states: the object selected before it is changed)."""
+    if _during[0] is not None:
+        _during[0]()
+
+
+def _target(obj) -> None:
+    """Make `obj` the active, selected object before acting on it, as a person clicks it first (nothing to do
+    when it is already: in Edit Mode the object edited is)."""
+    vl = _view3d()[0].view_layer
+    if vl.objects.active == obj and obj.select_get(view_layer=vl):
+        return
+    _select_only([obj])
+    checkpoint()
+
+
 # -- methods -----------------------------------------------------------------------------------
 MESHES = {"cube": "primitive_cube_add", "plane": "primitive_plane_add", "circle": "primitive_circle_add",
           "uv_sphere": "primitive_uv_sphere_add", "ico_sphere": "primitive_ico_sphere_add",
@@ -97,7 +116,7 @@ OTHERS = {"text": ("object", "text_add"), "camera": ("object", "camera_add"), "e
 
 
 def m_state(p):
-    return blender_state.public(blender_state.read())
+    return blender_query.read()
 
 
 def m_scene(p):
@@ -142,6 +161,7 @@ def m_delete_objects(p):
     if not objs:
         raise BridgeError("name the objects to delete, or all=true")
     _select_only(objs)
+    checkpoint()
     with _ctx():
         _ok(bpy.ops.object.delete())
     return {"deleted": sorted(o for o in (p.get("names") or []))} if not p.get("all") else {"deleted": "all"}
@@ -149,6 +169,7 @@ def m_delete_objects(p):
 
 def m_set_transform(p):
     obj = _obj(p["name"])
+    _target(obj)
     for k, attr in (("location", "location"), ("rotation", "rotation_euler"), ("scale", "scale")):
         if p.get(k) is not None:
             setattr(obj, attr, tuple(p[k]))
@@ -158,7 +179,7 @@ def m_set_transform(p):
 
 def m_clear_transform(p):
     obj = _obj(p["name"])
-    _select_only([obj])
+    _target(obj)
     with _ctx():
         for what in p.get("what") or ["location"]:
             op = {"location": bpy.ops.object.location_clear, "rotation": bpy.ops.object.rotation_clear,
@@ -171,6 +192,7 @@ def m_clear_transform(p):
 
 def m_rename_object(p):
     obj = _obj(p["name"])
+    _target(obj)
     obj.name = p["new_name"]
     bpy.ops.ed.undo_push(message="Rename (MCP)")
     return {"name": obj.name}
@@ -186,6 +208,7 @@ def m_set_mode(p):
             bpy.ops.object.mode_set(mode="OBJECT")
     vl.objects.active = obj
     obj.select_set(True, view_layer=vl)
+    checkpoint()
     with _ctx():
         _ok(bpy.ops.object.mode_set(mode=p["mode"].upper()))
     return {"name": obj.name, "mode": obj.mode}
@@ -215,6 +238,7 @@ def m_local_view(p):
     space = area.spaces.active
     if p.get("names"):
         _select_only([_obj(n) for n in p["names"]])
+        checkpoint()
     with _ctx():
         _ok(bpy.ops.view3d.localview())
     return {"local_view": space.local_view is not None}
@@ -222,6 +246,7 @@ def m_local_view(p):
 
 def m_add_material(p):
     obj = _obj(p["object"])
+    _target(obj)
     mat = bpy.data.materials.get(p.get("material") or "") or bpy.data.materials.new(p.get("material") or "Material")
     mat.use_nodes = True
     if p.get("color"):
@@ -235,8 +260,14 @@ def m_add_material(p):
 
 
 def m_add_modifier(p):
+    """As Properties > Modifiers > Add Modifier (or Ctrl+1 for a subdivision) does: `object.modifier_add`."""
     obj = _obj(p["object"])
-    mod = obj.modifiers.new(p.get("name") or p["type"].title(), p["type"].upper())
+    _target(obj)
+    with _ctx(object=obj):
+        _ok(bpy.ops.object.modifier_add(type=p["type"].upper()))
+    mod = obj.modifiers[-1]
+    if p.get("name"):
+        mod.name = p["name"]
     for k, v in (p.get("settings") or {}).items():
         if not hasattr(mod, k):
             raise BridgeError(f"a {mod.type} modifier has no setting '{k}'")
@@ -250,7 +281,7 @@ def m_apply_modifier(p):
     name = p.get("modifier") or (obj.modifiers[0].name if obj.modifiers else None)
     if name is None or name not in obj.modifiers:
         raise BridgeError(f"'{obj.name}' has no modifier '{name}' (modifiers: {', '.join(m.name for m in obj.modifiers) or 'none'})")
-    _select_only([obj])
+    _target(obj)
     with _ctx(object=obj):
         _ok(bpy.ops.object.modifier_apply(modifier=name))
     return m_object({"name": obj.name})
@@ -260,6 +291,7 @@ def m_join_objects(p):
     objs = [_obj(n) for n in p["names"]]
     into = _obj(p.get("into") or p["names"][0])
     _select_only(objs, active=into)
+    checkpoint()
     with _ctx():
         _ok(bpy.ops.object.join())
     return {"name": into.name}
@@ -267,45 +299,61 @@ def m_join_objects(p):
 
 def m_set_origin(p):
     obj = _obj(p["object"])
-    _select_only([obj])
+    _target(obj)
     with _ctx():
         _ok(bpy.ops.object.origin_set(type=p["type"].upper(), center=p.get("center", "MEDIAN").upper()))
     return m_object({"name": obj.name})
 
 
 def m_move_vertices(p):
+    """As by hand: in Edit Mode (entered for the moves, and left again if the object was not in it), each
+    vertex selected alone and then moved, the probe reading the scene in between."""
+    import bmesh
+    from mathutils import Vector
     obj = _obj(p["object"])
     if obj.type != "MESH":
         raise BridgeError(f"'{obj.name}' is not a mesh")
+    was_editing = obj.mode == "EDIT"
+    _target(obj)
+    if not was_editing:
+        with _ctx():
+            _ok(bpy.ops.object.mode_set(mode="EDIT"))
+        checkpoint()
     me = obj.data
-    import bmesh
-    from mathutils import Vector
-    editing = obj.mode == "EDIT"
-    bm = bmesh.from_edit_mesh(me) if editing else bmesh.new()
-    if not editing:
-        bm.from_mesh(me)
-    moved = []
+    bm = bmesh.from_edit_mesh(me)
+    targets = []
     for mv in p["moves"]:
         src = Vector(mv["from"])
-        v = next((v for v in bm.verts if (v.co - src).length < 1e-4), None)
+        v = next((v for v in bm.verts if (v.co - src).length < 1e-4 and v not in targets), None)
         if v is None:
+            if not was_editing:
+                with _ctx():
+                    bpy.ops.object.mode_set(mode="OBJECT")
             raise BridgeError(f"no vertex at {mv['from']}")
-        v.co = Vector(mv["to"])
-        moved.append(mv)
-    if editing:
+        targets.append(v)
+    for v, mv in zip(targets, p["moves"]):
+        for seq in (bm.verts, bm.edges, bm.faces):
+            for item in seq:
+                item.select = False
+        v.select = True
+        bm.select_flush_mode()
         bmesh.update_edit_mesh(me)
-    else:
-        bm.to_mesh(me)
-        bm.free()
-        me.update()
-    bpy.ops.ed.undo_push(message="Move Vertices (MCP)")
-    return {"object": obj.name, "moved": moved}
+        checkpoint()
+        v.co = Vector(mv["to"])
+        bmesh.update_edit_mesh(me)
+        bpy.ops.ed.undo_push(message="Move Vertex (MCP)")
+        checkpoint()
+    if not was_editing:
+        with _ctx():
+            _ok(bpy.ops.object.mode_set(mode="OBJECT"))
+    return {"object": obj.name, "moved": p["moves"]}
 
 
 def m_set_text(p):
     obj = _obj(p["object"])
     if obj.type != "FONT":
         raise BridgeError(f"'{obj.name}' is not a text object")
+    _target(obj)
     if obj.mode == "EDIT":
         with _ctx():
             bpy.ops.object.mode_set(mode="OBJECT")
@@ -316,6 +364,32 @@ def m_set_text(p):
         obj.data.body = p["text"]
     bpy.ops.ed.undo_push(message="Set Text (MCP)")
     return {"object": obj.name, "body": obj.data.body}
+
+
+def m_set_metaball_element(p):
+    """An element of a metaball (Properties > Data > Active Element, or the element edited in Edit Mode)."""
+    obj = _obj(p["object"])
+    if obj.type != "META":
+        raise BridgeError(f"'{obj.name}' is not a metaball")
+    elements = obj.data.elements
+    i = int(p.get("index") or 0)
+    if not 0 <= i < len(elements):
+        raise BridgeError(f"'{obj.name}' has {len(elements)} element(s): index 0 to {len(elements) - 1}")
+    _target(obj)
+    e = elements[i]
+    if p.get("type"):
+        e.type = p["type"].upper()
+    for k in ("radius", "stiffness"):
+        if p.get(k) is not None:
+            setattr(e, k, float(p[k]))
+    if p.get("size") is not None:
+        e.size_x, e.size_y, e.size_z = (float(x) for x in p["size"])
+    if p.get("co") is not None:
+        e.co = tuple(p["co"])
+    obj.data.update_tag()
+    bpy.ops.ed.undo_push(message="Metaball Element (MCP)")
+    return {"object": obj.name, "index": i, "type": e.type, "co": list(e.co), "radius": e.radius,
+            "stiffness": e.stiffness, "size": [e.size_x, e.size_y, e.size_z]}
 
 
 def _path(p, key="path") -> str:
@@ -405,7 +479,7 @@ def _serve(server: _Server, wake: int) -> None:
                         _park["parked"].clear()
 
 
-def drain(before_call, after_call) -> float:
+def drain(before_call, after_call, during_call=None) -> float:
     """The main-thread timer: run queued calls; returns its next interval. `before_call` runs outside the
     call, so what changed before it (by hand, while the main thread was too busy to poll) is not taken
     for the call's doing."""
@@ -419,6 +493,7 @@ def drain(before_call, after_call) -> float:
         except Exception:
             pass
         _main_in_call[0] = True
+        _during[0] = (lambda m=method: during_call(m)) if during_call else None
         try:
             with contextlib.nullcontext() if method in PARKS else _park["held"]():
                 box["result"] = METHODS[method](params)
@@ -432,6 +507,7 @@ def drain(before_call, after_call) -> float:
                 after_call(method)
             finally:
                 _main_in_call[0] = False
+                _during[0] = None
                 done.set()
 
 

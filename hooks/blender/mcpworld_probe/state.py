@@ -45,9 +45,11 @@ def named_view(q) -> str:
 
 def _mesh(obj) -> dict:
     me = obj.data
+    selected = None
     if obj.mode == "EDIT":
         bm = bmesh.from_edit_mesh(me)
         co = [tuple(v.co) for v in bm.verts]
+        selected = [tuple(v.co) for v in bm.verts if v.select]
         faces = [[tuple(v.co) for v in f.verts] for f in bm.faces] if len(bm.faces) <= CENTER_MAX else None
         nfaces = len(bm.faces)
     else:
@@ -60,6 +62,8 @@ def _mesh(obj) -> dict:
            "digest": _digest(co), "world_digest": _digest(world, 3)}
     if len(co) <= COORDS_MAX:
         out["coords"] = [vec(c) for c in co]
+    if selected is not None:  # Edit Mode's selection: the vertices of a small mesh, else how many
+        out["selected"] = sorted(vec(c) for c in selected) if len(co) <= COORDS_MAX else len(selected)
     if faces:
         out["surface_center"] = vec(_surface_center(mw, faces))
     return out
@@ -167,6 +171,9 @@ def read(flush_text: bool = True) -> dict:
             "windows": sum(1 for w in wm.windows if not w.screen.is_temporary), "views": views,
             "mode": active.mode if active else "OBJECT", "active": active.name if active else None,
             "selected": sorted(o.name for o in view_layer.objects if o.select_get(view_layer=view_layer)),
+            # the same by pointer: a rename is no change of the selection
+            "selection": (sorted(o.as_pointer() for o in view_layer.objects if o.select_get(view_layer=view_layer)),
+                          active.as_pointer() if active else None),
             "objects": sorted(objects, key=lambda o: o["name"]),
             "materials": sorted(m.name for m in bpy.data.materials)}
 
@@ -178,7 +185,7 @@ def public(state: dict) -> dict:
         if "mesh" in o:
             o["mesh"] = {k: v for k, v in o["mesh"].items() if k != "world_digest"}
         return o
-    return {**state, "objects": [obj(o) for o in state["objects"]]}
+    return {**{k: v for k, v in state.items() if k != "selection"}, "objects": [obj(o) for o in state["objects"]]}
 
 
 # -- the events between two reads -----------------------------------------------------------------
@@ -261,6 +268,9 @@ def diff(old: dict, new: dict):
             if "coords" in n["mesh"]:
                 ev["coords"] = n["mesh"]["coords"]  # where each vertex is now, however many reads it took
             yield "mesh_edited", ev
+        sel = n.get("mesh", {}).get("selected")
+        if sel is not None and sel != o.get("mesh", {}).get("selected"):
+            yield "vertices_selected", {"object": n["name"], "selected": sel, "mode": n["mode"]}
         if n.get("body") != o.get("body"):
             yield "text_changed", {"object": n["name"], "body": n.get("body"), "old_body": o.get("body"), "mode": n["mode"]}
         if n.get("elements") != o.get("elements") and "elements" in n:
@@ -280,3 +290,6 @@ def diff(old: dict, new: dict):
     for m in new["materials"]:
         if m not in old["materials"]:
             yield "material_added", {"material": m}
+    if new.get("selection") != old.get("selection"):
+        yield "selection_changed", {"selected": new["selected"], "active": new["active"],
+                                    "old_selected": old["selected"], "old_active": old["active"]}

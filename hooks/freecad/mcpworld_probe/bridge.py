@@ -119,6 +119,11 @@ def save_document(p: dict) -> dict:
         doc.save()
     else:
         raise BridgeError(f"document '{doc.Name}' has never been saved: give a path")
+    # as File > Save and Save As do, the saved document has no unsaved changes: the GUI document's flag is
+    # read-only from Python (0.20), so File > Save itself (Std_Save) saves it once more, now to its own file
+    if Gui.getDocument(doc.Name) is not None:
+        _activate(doc)
+        Gui.runCommand("Std_Save")
     return _summary(doc)
 
 

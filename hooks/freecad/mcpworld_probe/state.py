@@ -149,8 +149,16 @@ def read_object(obj) -> dict:
     return rec
 
 
+def _modified(doc) -> bool | None:
+    """Whether the document has changes not yet saved (the title bar's asterisk; None without a GUI)."""
+    try:
+        return bool(Gui.getDocument(doc.Name).Modified)
+    except Exception:
+        return None
+
+
 def read_document(doc) -> dict:
-    return {"name": doc.Name, "file": doc.FileName, "label": doc.Label,
+    return {"name": doc.Name, "file": doc.FileName, "label": doc.Label, "modified": _modified(doc),
             "objects": [{"name": o.Name, **read_object(o)} for o in doc.Objects]}
 
 

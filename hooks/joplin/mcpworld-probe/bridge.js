@@ -44,6 +44,15 @@ function serve(cfg, { emit, als, app, models, state, flush }) {
       app.store().dispatch({ type: "NOTE_SELECT", id: n.id });
       return { id: n.id, title: n.title, folder: (await Folder.load(n.parent_id)).title };
     },
+    // the to-do's checkbox in the note list, as the space key ticks it: the same `todo toggle` command, marked so
+    toggle_todo: async ({ note, folder }) => {
+      const n = await noteByTitle(note, folder);
+      const full = await Note.load(n.id);
+      if (!full.is_todo) throw new BridgeError(`'${n.title}' is a note, not a to-do: it has no checkbox`);
+      await als.run({ channel: "api", via: "checkbox" }, () => app.execCommand(["todo", "toggle", n.id]));
+      const now = await Note.load(n.id);
+      return { id: n.id, title: n.title, done: !!now.todo_completed };
+    },
     import_file: async ({ path: p, folder }) => {
       const f = await folderByTitle(folder);
       await app.execCommand(["import", expand(p), f.title]);

@@ -34,6 +34,11 @@ function start() {
   const safe = (fn) => async (...a) => { try { return await fn(...a); } catch (e) { emit("probe_error", { where: fn.name, error: String(e && e.stack || e).slice(0, 2000) }); } };
   emit("probe_started", { pid: process.pid });
 
+  const CHECKBOX = "todo toggle $n";
+  const NOTE_FIELDS = ["id", "title", "body", "parent_id", "is_todo", "todo_completed", "todo_due", "deleted_time", "latitude",
+                       "longitude", "altitude", "author", "source_url", "markup_language", "is_conflict"];
+  // user settings `config` changes that no app marks public
+  const EXTRA_SETTINGS = ["encryption.enabled", "markdown.plugin.softbreaks", "markdown.plugin.typographer"];
   const RES_RE = /:\/([0-9a-f]{32})/g;
   const resIds = (body) => new Set((String(body || "").match(RES_RE) || []).map((s) => s.slice(2)));
 
@@ -48,8 +53,17 @@ function start() {
     const Api = req("@joplin/lib/services/rest/Api").default;
     const app = appModule.default();
 
+    const AppGui = req("./app-gui");
+    const StatusBarWidget = req("./gui/StatusBarWidget").default;
     const folderTitle = async (id) => (id ? ((await Folder.load(id)) || {}).title ?? null : null);
-    const noteInfo = async (n) => ({ id: n.id, title: n.title, folder: await folderTitle(n.parent_id), is_todo: !!n.is_todo });
+    const noteInfo = async (n) => ({ id: n.id, title: n.title, folder: await folderTitle(n.parent_id), folder_id: n.parent_id || "",
+                                     is_todo: !!n.is_todo });
+    // how a change was made: "checkbox" (the note list's to-do checkbox: the space key's `todo toggle $n`, or the
+    // bridge's toggle_todo), the typed command's name ("done", "set", "todo", ...), or "data_api"
+    const how = () => {
+      const st = als.getStore();
+      return (st && (st.via || st.command)) || (st && st.channel === "api" ? "data_api" : "gui");
+    };
     const wrap = (C, fn, around) => { const orig = C[fn]; C[fn] = async function (...args) { return around.call(this, orig.bind(this), ...args); }; };
 
     // ---- notes ---------------------------------------------------------------------------------------
@@ -75,8 +89,10 @@ function start() {
             emit("resource_attached", { note: info, resource_id: rid, title: r && r.title, mime: r && r.mime, file_extension: r && r.file_extension });
           }
         }
-        if (changed.includes("parent_id")) emit("note_moved", { ...info, from_folder: await folderTitle(old.parent_id) });
-        if (changed.includes("todo_completed")) emit(now.todo_completed ? "todo_completed" : "todo_uncompleted", info);
+        if (changed.includes("parent_id")) {
+          emit("note_moved", { ...info, from_folder: await folderTitle(old.parent_id), from_folder_id: old.parent_id || "" });
+        }
+        if (changed.includes("todo_completed")) emit(now.todo_completed ? "todo_completed" : "todo_uncompleted", { ...info, via: how() });
         if (changed.includes("todo_due")) emit("todo_due_set", { ...info, todo_due: now.todo_due || 0, old_todo_due: old.todo_due || 0 });
         if (changed.includes("latitude") || changed.includes("longitude")) {
           emit("note_location_set", { ...info, latitude: Number(now.latitude), longitude: Number(now.longitude) });
@@ -102,7 +118,7 @@ function start() {
       await safe(async function folderSaved() {
         const now = await Folder.load(saved.id);
         if (!now) return;
-        const info = { id: now.id, title: now.title, parent: await folderTitle(now.parent_id) };
+        const info = { id: now.id, title: now.title, parent: await folderTitle(now.parent_id), parent_id: now.parent_id || "" };
         if (!old) return emit("folder_created", info);
         if (old.title !== now.title) emit("folder_renamed", { ...info, old_title: old.title });
         if (!!old.deleted_time !== !!now.deleted_time && now.deleted_time) emit("folder_trashed", info);
@@ -125,7 +141,7 @@ function start() {
           await safe(async function tagged() {
             const t = await Tag.load(tagId);
             const n = await Note.load(noteId);
-            emit(name, { tag: t && t.title, note: n && await noteInfo(n) });
+            emit(name, { tag: t && t.title, tag_id: tagId, note: n && await noteInfo(n) });
           })();
         }
         return r;
@@ -141,13 +157,14 @@ function start() {
       await safe(async function imported() {
         const made = (await Note.all({ fields: ["id", "title", "parent_id"] })).filter((n) => !before.has(n.id));
         emit("imported", { path: options.path, format: options.format || null, folder: await folderTitle(options.destinationFolderId),
-                           notes: made.map((n) => n.title) });
+                           folder_id: options.destinationFolderId || "", notes: made.map((n) => n.title),
+                           note_ids: made.map((n) => n.id) });
       })();
       return r;
     };
 
     // ---- the UI: the store's actions (selection, settings) -------------------------------------------
-    const USER_SETTINGS = /^(notes\.sortOrder\.|theme|style\.|editor|locale|dateFormat|timeFormat|showCompletedTodos|uncompletedTodosOnTop|trackLocation)/;
+    const userSetting = (k) => { try { return Setting.isPublic(k) || EXTRA_SETTINGS.includes(k); } catch (e) { return false; } };
     let selected = null;
     const origMw = BaseApplication.prototype.generalMiddleware;
     BaseApplication.prototype.generalMiddleware = async function (store, next, action) {
@@ -157,8 +174,9 @@ function start() {
           selected = action.id;
           const n = await Note.load(action.id);
           if (n) emit("note_opened", await noteInfo(n));
-        } else if (action.type === "SETTING_UPDATE_ONE" && USER_SETTINGS.test(action.key)) {
-          emit("setting_changed", { key: action.key, value: action.value });
+        } else if (action.type === "SETTING_UPDATE_ONE" && userSetting(action.key)) {
+          const md = Setting.settingMetadata(action.key);
+          emit("setting_changed", { key: action.key, value: md && md.secure ? { set: !!action.value } : action.value });
         }
       })();
       return r;
@@ -168,7 +186,7 @@ function start() {
     const origExec = app.execCommand.bind(app);
     app.execCommand = async (argv) => {
       const st = als.getStore();
-      return als.run({ channel: st ? st.channel : "gui" }, async () => {
+      return als.run({ ...(st || {}), channel: st ? st.channel : "gui", command: st && st.command ? st.command : String(argv[0]) }, async () => {
         try {
           const r = await origExec(argv);
           emit("command_run", { argv, ok: true });
@@ -179,29 +197,61 @@ function start() {
         }
       });
     };
+    // the note list's checkbox: the space key opens the prompt with `todo toggle $n` ($n: the note list's selected
+    // item) and runs it once confirmed; a command typed after ":" opens an empty prompt
+    let promptedWith = null;
+    const origPrompt = StatusBarWidget.prototype.prompt;
+    StatusBarWidget.prototype.prompt = function (initialText = "", ...rest) {
+      promptedWith = initialText;
+      return origPrompt.call(this, initialText, ...rest);
+    };
+    const origPromptCommand = AppGui.prototype.processPromptCommand;
+    AppGui.prototype.processPromptCommand = function (cmd) {
+      const checkbox = promptedWith === CHECKBOX && typeof cmd === "string" && cmd.trim() === CHECKBOX;
+      promptedWith = null;
+      return checkbox ? als.run({ channel: "gui", via: "checkbox" }, () => origPromptCommand.call(this, cmd)) : origPromptCommand.call(this, cmd);
+    };
     const origRoute = Api.prototype.route;
     Api.prototype.route = function (...args) {
       return als.run({ channel: "api" }, () => origRoute.apply(this, args));
     };
 
+    // the state: every record by its id (titles repeat: two notes, notebooks or tags may share one). A note's
+    // notebook title, its tags' titles and its linked resources restate other fields (derived, not compared)
+    const crypto = require("crypto");
+    const blobHash = (r) => {
+      try { return crypto.createHash("sha256").update(fs.readFileSync(Resource.fullPath(r))).digest("hex"); } catch (e) { return null; }
+    };
+    // every setting a user sees (public in any app; `config` shows the terminal's), passwords as set or not
+    const settingKeys = () => Setting.keys(true).concat(EXTRA_SETTINGS.filter((k) => Setting.keyExists(k))).sort();
+    const settingValue = (k) => {
+      const md = Setting.settingMetadata(k);
+      const v = Setting.value(k);
+      return md && md.secure ? { set: !!v } : v === undefined ? null : v;
+    };
     const state = async () => {
-      const folders = await Folder.all({});
+      const folders = await Folder.all({ includeDeleted: true });
       const titles = Object.fromEntries(folders.map((f) => [f.id, f.title]));
       const notes = [];
-      for (const n of await Note.all({ fields: ["id", "title", "parent_id", "is_todo", "todo_completed", "todo_due", "deleted_time", "latitude", "longitude", "body"] })) {
-        notes.push({ id: n.id, title: n.title, folder: titles[n.parent_id] ?? null, is_todo: !!n.is_todo, completed: !!n.todo_completed,
-                     todo_due: n.todo_due || 0, trashed: !!n.deleted_time, latitude: Number(n.latitude), longitude: Number(n.longitude),
-                     body: (n.body || "").slice(0, 4000), tags: (await Tag.tagsByNoteId(n.id)).map((t) => t.title).sort(),
-                     resources: [...resIds(n.body)] });
+      for (const n of await Note.all({ includeDeleted: true, fields: NOTE_FIELDS })) {
+        notes.push({ id: n.id, title: n.title, body: n.body || "", folder_id: n.parent_id || "", folder: titles[n.parent_id] ?? null,
+                     is_todo: !!n.is_todo, completed: !!n.todo_completed, todo_due: n.todo_due || 0, trashed: !!n.deleted_time,
+                     latitude: Number(n.latitude), longitude: Number(n.longitude), altitude: Number(n.altitude),
+                     author: n.author || "", source_url: n.source_url || "", markup_language: n.markup_language,
+                     is_conflict: !!n.is_conflict,
+                     tags: (await Tag.tagsByNoteId(n.id)).map((t) => ({ id: t.id, title: t.title })),
+                     resources: [...resIds(n.body)].sort() });
       }
       const s = app.store() ? app.store().getState() : {};
       return {
-        folders: folders.map((f) => ({ id: f.id, title: f.title, parent: titles[f.parent_id] ?? null, trashed: !!f.deleted_time })),
+        folders: folders.map((f) => ({ id: f.id, title: f.title, parent_id: f.parent_id || "", icon: f.icon || "", trashed: !!f.deleted_time })),
         notes,
-        resources: (await Resource.all()).map((r) => ({ id: r.id, title: r.title, mime: r.mime, size: r.size })),
-        settings: { "notes.sortOrder.field": Setting.value("notes.sortOrder.field"), "notes.sortOrder.reverse": Setting.value("notes.sortOrder.reverse") },
+        tags: (await Tag.all()).map((t) => ({ id: t.id, title: t.title, parent_id: t.parent_id || "" })),
+        resources: (await Resource.all()).map((r) => ({ id: r.id, title: r.title, mime: r.mime, file_extension: r.file_extension,
+                                                      filename: r.filename || "", size: r.size, sha256: blobHash(r) })),
+        settings: Object.fromEntries(settingKeys().map((k) => [k, settingValue(k)])),
         selected_note_id: (s.selectedNoteIds || [])[0] || null,
-        selected_folder: titles[s.selectedFolderId] ?? null,
+        selected_folder_id: s.selectedFolderId || null,
       };
     };
 

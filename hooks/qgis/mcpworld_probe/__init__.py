@@ -61,6 +61,7 @@ def _watch(cfg: dict) -> None:
     global _bridge
     from qgis.core import QgsApplication, QgsProject
     from qgis.PyQt.QtCore import QTimer
+    from qgis.PyQt.QtWidgets import QApplication
     from qgis.utils import iface
 
     from . import bridge
@@ -91,8 +92,9 @@ def _watch(cfg: dict) -> None:
     iface.messageBar().widgetAdded.connect(_on_message)
     canvas.renderStarting.connect(_on_render_starting)
     canvas.mapCanvasRefreshed.connect(_on_refreshed)
+    QApplication.instance().focusWindowChanged.connect(lambda *a: _guard(_check_windows, "focusWindowChanged"))
     poll = QTimer()
-    poll.timeout.connect(lambda: _rescan("poll"))
+    poll.timeout.connect(lambda: (_rescan("poll"), _guard(_check_windows, "poll")))
     poll.start(POLL_MS)
     _keep.append(poll)
     _watch_layers()
@@ -209,6 +211,66 @@ def _on_project(event: str) -> None:
                       "layers": (_last or {}).get("order", [])})
     except Exception:
         _error(event)
+
+
+# QGIS's windows for one layer's settings, by their titles: (pattern, what they are). The layer is named in the
+# title, else it is QGIS's current layer (the Layers panel's context menu acts on it)
+LAYER_DIALOGS = ((re.compile(r"^Layer Properties \u2014 (?P<layer>.+?)(?: \u2014 (?P<page>[^\u2014]+))?$"), "properties"),
+                 (re.compile(r"^Layer Notes(?: \u2014 (?P<layer>.+))?$"), "notes"),
+                 (re.compile(r"^Coordinate Reference System Selector$"), "crs"))
+_open_dialogs: dict[int, str] = {}  # the layer windows open at the last look: id(widget) -> title
+
+
+def _check_windows() -> None:
+    """`layer_dialog_opened` for each layer window (Layer Properties and its page, Layer Notes, the layer CRS
+    selector, the Layer Styling panel) newly shown, or shown on another page: where a person starts to change a
+    layer's settings."""
+    from qgis.PyQt.QtWidgets import QApplication
+
+    from qgis.PyQt import sip
+
+    seen: dict[int, tuple[str, str, dict]] = {}  # by the C++ object's address (a Python wrapper may be new)
+    for widget in QApplication.topLevelWidgets():
+        if not widget.isVisible():
+            continue
+        title = widget.windowTitle()
+        for pattern, kind in LAYER_DIALOGS:
+            m = pattern.match(title)
+            if m:
+                seen[sip.unwrapinstance(widget)] = (title, kind, m.groupdict())
+                break
+    styling = _styling_dock()
+    if styling is not None and styling.isVisible():
+        seen[sip.unwrapinstance(styling)] = (f"Layer Styling {_current_name()}", "styling", {})
+    for key, (title, kind, groups) in seen.items():
+        if _open_dialogs.get(key) != title:
+            name = groups.get("layer") or _current_name()
+            _emit("layer_dialog_opened", {"layer": name, "id": _layer_id(name), "dialog": kind,
+                                          "page": groups.get("page"), "title": title})
+    _open_dialogs.clear()
+    _open_dialogs.update({key: v[0] for key, v in seen.items()})
+
+
+def _styling_dock():
+    from qgis.PyQt.QtWidgets import QDockWidget
+    from qgis.utils import iface
+    return iface.mainWindow().findChild(QDockWidget, "LayerStyling")
+
+
+def _current_name() -> str | None:
+    from qgis.utils import iface
+    layer = iface.activeLayer()
+    return layer.name() if layer is not None else None
+
+
+def _layer_id(name: str | None) -> str | None:
+    from qgis.core import QgsProject
+    from qgis.utils import iface
+    current = iface.activeLayer()
+    if current is not None and current.name() == name:
+        return current.id()
+    found = QgsProject.instance().mapLayersByName(name) if name else []
+    return found[0].id() if len(found) == 1 else None
 
 
 RENDER_TASKS = ("Saving as image", "Saving as PDF")  # QgsMapRendererTask's own descriptions

@@ -29,7 +29,13 @@ def _project() -> QgsProject:
 
 
 def _layer(name: str):
+    """A layer by its name, or by its id where two layers share a name."""
     found = _project().mapLayersByName(name)
+    if len(found) > 1:
+        raise BridgeError(f"{len(found)} layers are named '{name}': name one by its id "
+                          f"({', '.join(layer.id() for layer in found)})")
+    if not found and _project().mapLayer(str(name)) is not None:
+        return _project().mapLayer(str(name))
     if not found:
         names = [node.name() for node in _project().layerTreeRoot().findLayers()]
         raise BridgeError(f"no layer named '{name}' (layers: {', '.join(names) or 'none'})")
@@ -73,9 +79,14 @@ def m_state(p):
     return qgis_state.public(qgis_state.read(iface.mapCanvas()))
 
 
+def m_query_state(p):
+    """Everything the final comparison reads (state.read(full=True)): the runner's state query, not a tool."""
+    return qgis_state.public(qgis_state.read(iface.mapCanvas(), full=True))
+
+
 def m_layer(p):
-    name = _layer(p["name"]).name()
-    return next(lyr for lyr in m_state(p)["layers"] if lyr["name"] == name)
+    lid = _layer(p["name"]).id()
+    return next(lyr for lyr in m_state(p)["layers"] if lyr["id"] == lid)
 
 
 def m_features(p):
