@@ -12,7 +12,6 @@ that FreeCAD would import to restore its feature objects)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import xml.etree.ElementTree as ET
 import zipfile
@@ -21,20 +20,15 @@ from pathlib import Path
 from mcp_servers.bridge import Bridge
 
 MAX_XML = 20 * 1024 * 1024
-
-
-def _properties():
-    """The probe's own PLAIN and SKIP (hooks/freecad/mcpworld_probe/properties.py), loaded by path: the
-    probe's package imports FreeCAD, which the evaluator's Python lacks."""
-    path = Path(__file__).resolve().parents[2] / "hooks" / "freecad" / "mcpworld_probe" / "properties.py"
-    spec = importlib.util.spec_from_file_location("mcpworld_freecad_properties", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_PROPS = _properties()
-PLAIN, SKIP = _PROPS.PLAIN, _PROPS.SKIP
+# the property types and the skipped properties of a live read (hooks/freecad/mcpworld_probe/state.py)
+PLAIN = {"App::PropertyLength", "App::PropertyDistance", "App::PropertyFloat", "App::PropertyAngle",
+         "App::PropertyInteger", "App::PropertyIntegerConstraint", "App::PropertyFloatConstraint",
+         "App::PropertyBool", "App::PropertyEnumeration", "App::PropertyString", "App::PropertyQuantity",
+         "App::PropertyQuantityConstraint", "App::PropertyPercent", "App::PropertyLink",
+         "App::PropertyPrecision", "App::PropertyAcceleration", "App::PropertyLinkSub",
+         "App::PropertyLinkSubList", "App::PropertyLinkList", "App::PropertyLinkSubListHidden"}
+SKIP = {"Label", "Label2", "Visibility", "ExpressionEngine", "Placement", "Shape", "_Body", "Group",
+        "Origin", "Tip", "BaseFeature", "AddSubShape", "SuppressedShape", "Support", "MapMode"}
 # a sketch element's geometry mode flags, read from the right: bit 1 is construction geometry
 CONSTRUCTION_BIT = 1
 

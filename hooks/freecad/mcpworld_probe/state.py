@@ -11,8 +11,16 @@ from __future__ import annotations
 import FreeCAD as App
 import FreeCADGui as Gui
 
-from .properties import PLAIN, SKIP
-
+# property types kept in a read (numbers, text, choices, links by name); the rest (shapes, lists of
+# points, expressions) are summarised elsewhere or left out
+PLAIN = {"App::PropertyLength", "App::PropertyDistance", "App::PropertyFloat", "App::PropertyAngle",
+         "App::PropertyInteger", "App::PropertyIntegerConstraint", "App::PropertyFloatConstraint",
+         "App::PropertyBool", "App::PropertyEnumeration", "App::PropertyString", "App::PropertyQuantity",
+         "App::PropertyQuantityConstraint", "App::PropertyPercent", "App::PropertyLink",
+         "App::PropertyPrecision", "App::PropertyAcceleration", "App::PropertyLinkSub",
+         "App::PropertyLinkSubList", "App::PropertyLinkList", "App::PropertyLinkSubListHidden"}
+SKIP = {"Label", "Label2", "Visibility", "ExpressionEngine", "Placement", "Shape", "_Body", "Group",
+        "Origin", "Tip", "BaseFeature", "AddSubShape", "SuppressedShape", "Support", "MapMode"}
 PARAMS = {  # name -> (parameter group, key, kind)
     "user_edit_mode": ("User parameter:BaseApp/Preferences/General", "UserEditMode", "int"),
     "unit_schema": ("User parameter:BaseApp/Preferences/Units", "UserSchema", "int"),
