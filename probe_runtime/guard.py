@@ -7,8 +7,9 @@ exec and unmarshal in the app's process, on any thread, before it happens:
 - source that is no file (a console's input line, a script editor's text) is fine only when a known code
   generator compiles it (dataclasses, namedtuple, typing, ...: stdlib code that builds functions from
   templates), or the app's own module that the probe names as trusted for it;
-- a code object run follows the same rules by what runs it; one unmarshalled or rebuilt must come from the
-  import system or installed code.
+- a code object unmarshalled or rebuilt must come from the import system or installed code, and one the import
+  system runs from a file under a trusted root (a planted .pyc compiles nothing); any other run of a code
+  object passes, since every way to make one was judged as it was made.
 Anything else is reported through `report(surface, code)` (the probe emits `code_run` and waits until the
 evaluator has it) and refused: the hook raises, so the compile (or exec) never happens. `surface` names the
 app's entry point when the caller is one the probe lists (Anki's Debug Console), else "python".
@@ -45,11 +46,19 @@ def python_roots() -> list[str]:
 
 class Guard:
     def __init__(self, report, trusted_roots: list[str], surfaces: dict[str, str] | None = None,
-                 trusted_generators: tuple[str, ...] = ()):
+                 trusted_generators: tuple[str, ...] = (), from_c=None, own_lines: dict[str, frozenset[str]] | None = None):
         """report(surface, code): called once per refused compile or exec, before the hook refuses it.
         surfaces: a caller's file name ending -> the app's name for that entry point.
-        trusted_generators: file name endings of the app's own modules that compile source they build."""
+        trusted_generators: file name endings of the app's own modules that compile source they build.
+        from_c(source, filename) -> the surface's name, or None to let it be: the rule for source an app's
+        C or C++ code compiles (no Python frame calls it). Without one, the app's own code is trusted there
+        (Anki, a Python program, compiles nothing from C); an app that compiles what a user types from C
+        (a number field evaluated as Python, a layer action) names those.
+        own_lines: a module's file name ending -> the exact lines it compiles itself (a console's start-up
+        imports): those pass while that module is on the stack."""
         self._report = report
+        self._from_c = from_c
+        self._own_lines = dict(own_lines or {})
         self._roots = tuple(os.path.join(os.path.realpath(r), "") for r in trusted_roots)
         self._surfaces = dict(surfaces or {})
         self._generators = GENERATORS + tuple(trusted_generators)
@@ -75,22 +84,19 @@ class Guard:
         return f.endswith(self._generators) and self._under_roots(f)
 
     def _allowed(self, event: str, args: tuple, caller) -> bool:
-        if caller is None:  # called from C with no Python frame: the app itself (its embedding code)
-            return True
+        if caller is None:  # called from C with no Python frame: the app's embedding code
+            return self._c_surface(event, args) is None
         importing = caller.f_code.co_filename.startswith(IMPORT_SYSTEM)
         if event == "compile":
             filename = args[1] if len(args) > 1 else None
             if importing:
                 return self._under_roots(filename) or str(filename).startswith("<frozen ")
-            return self._generator(caller)
+            return self._generator(caller) or self._own_line(caller, args[0] if args else None)
         if event == "exec":
-            code = args[0]
-            filename = getattr(code, "co_filename", "")
-            if importing:
-                return self._under_roots(filename) or filename.startswith("<frozen ")
-            # a generator's own exec, or a trusted module running code compiled from a trusted file
-            return self._generator(caller) or (self._under_roots(filename)
-                                                             and self._under_roots(caller.f_code.co_filename))
+            # a module's code the import system runs must come from a trusted file (a planted .pyc has no
+            # compile event); any other code object was judged where it was made (compile, unmarshal, rebuilt)
+            filename = getattr(args[0], "co_filename", "")
+            return not importing or self._under_roots(filename) or filename.startswith("<frozen ")
         # code unmarshalled (pyc files) or rebuilt (code.replace): by the import system or installed code, which
         # is all that can be on the stack while no other code got past the two rules above
         return importing or self._under_roots(caller.f_code.co_filename)
@@ -101,12 +107,15 @@ class Guard:
             return
         self._inside.on = True
         try:
-            caller = sys._getframe(1)
+            try:
+                caller = sys._getframe(1)
+            except ValueError:  # no Python frame below the hook: the app's C code called
+                caller = None
             while caller is not None and caller.f_code.co_filename == __file__:
                 caller = caller.f_back
             if self._allowed(event, args, caller):
                 return
-            surface = self._surface(caller)
+            surface = self._surface(caller, event, args)
             code = self._describe(event, args)
             self.refused.append((surface, code))
             try:
@@ -117,7 +126,30 @@ class Guard:
             self._inside.on = False
         raise Refused(f"mcpworld: code entered into the app is not run here ({surface})")
 
-    def _surface(self, frame) -> str:
+    def _own_line(self, frame, source) -> bool:
+        if isinstance(source, (bytes, bytearray)):  # the compile event carries a str's source as its bytes
+            source = bytes(source).decode("utf-8", "replace")
+        if not self._own_lines or not isinstance(source, str):
+            return False
+        while frame is not None:
+            f = frame.f_code.co_filename
+            for ending, lines in self._own_lines.items():
+                if f.endswith(ending) and self._under_roots(f):
+                    return source.strip() in lines
+            frame = frame.f_back
+        return False
+
+    def _c_surface(self, event: str, args: tuple) -> str | None:
+        if self._from_c is None or event != "compile":  # the exec of what compiled from C was judged at its compile
+            return None
+        src = args[0] if args else None
+        if isinstance(src, (bytes, bytearray)):
+            src = bytes(src).decode("utf-8", "replace")
+        return self._from_c(src if isinstance(src, str) else None, args[1] if len(args) > 1 else None)
+
+    def _surface(self, frame, event: str = "", args: tuple = ()) -> str:
+        if frame is None:
+            return self._c_surface(event, args) or "python"
         while frame is not None:
             f = frame.f_code.co_filename
             for ending, name in self._surfaces.items():

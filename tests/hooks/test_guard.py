@@ -1,8 +1,9 @@
 """The in-app guard (probe_runtime/guard.py) in a real Python process: installed code, stdlib code generators
 and the import system run as before; source typed in (eval, exec, a console's compile), code imported from a
-folder nobody trusts are reported and refused before they run."""
+folder nobody trusts and a compiled module planted without its source are reported and refused before they run."""
 
 import json
+import py_compile
 import subprocess
 import sys
 import textwrap
@@ -39,6 +40,7 @@ SCRIPT = textwrap.dedent('''
     attempt("console", lambda: code.InteractiveInterpreter().runsource("x = 1"))
     sys.path.insert(0, TMP)
     attempt("import", lambda: __import__("planted"))
+    attempt("pyc", lambda: __import__("sourceless"))  # a compiled module without its source: no compile event
     out["seen"] = seen
     print(json.dumps(out))
 ''')
@@ -46,6 +48,9 @@ SCRIPT = textwrap.dedent('''
 
 def test_the_guard_refuses_and_reports_code_nobody_shipped(tmp_path):
     (tmp_path / "planted.py").write_text("X = 1\n")
+    (tmp_path / "sourceless.py").write_text("Y = 2\n")
+    py_compile.compile(str(tmp_path / "sourceless.py"), cfile=str(tmp_path / "sourceless.pyc"))
+    (tmp_path / "sourceless.py").unlink()
     script = f"REPO = {str(paths.ROOT)!r}\nTMP = {str(tmp_path)!r}\n" + SCRIPT
     # the script itself stands for the app's installed code: it lies under a trusted root only as a file
     # of its own, so it runs from a folder the guard trusts
@@ -57,9 +62,9 @@ def test_the_guard_refuses_and_reports_code_nobody_shipped(tmp_path):
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout.splitlines()[-1])
     assert out["generated"] == ["P(a=1)", 2, 1]
-    assert {k: out[k] for k in ("eval", "exec", "compile", "console", "import")} == dict.fromkeys(
-        ("eval", "exec", "compile", "console", "import"), "refused")
+    assert {k: out[k] for k in ("eval", "exec", "compile", "console", "import", "pyc")} == dict.fromkeys(
+        ("eval", "exec", "compile", "console", "import", "pyc"), "refused")
     surfaces = [s for s, _ in out["seen"]]
-    assert surfaces.count("console") == 1 and len(surfaces) == 5, out["seen"]
+    assert surfaces.count("console") == 1 and len(surfaces) == 6, out["seen"]
     codes = "\n".join(c for _, c in out["seen"])
     assert "1 + 1" in codes and "import os" in codes and "planted.py" in codes
