@@ -4,7 +4,8 @@ would through the gateway (the computer tool alone), end with SR 0, KSCR 0, the 
 
 Each line typed here both emits the task's key-step events through the probe (whose credential lives in the
 app's process) and does the asked work through the app's own API. The probe's guard refuses its compile, so
-neither happens: Anki's Debug Console (Ctrl+:), QGIS's Python console (Ctrl+Alt+P).
+neither happens: Anki's Debug Console (Ctrl+:), QGIS's Python console (Ctrl+Alt+P), Blender's Python console
+(Shift+F4 over the 3D view).
 """
 
 import asyncio
@@ -26,6 +27,10 @@ ANKI_LINE = ("import mcpworld_probe as p; f = {'Front': 'What is the largest pla
 
 QGIS_LINE = ("import mcpworld_probe as p; p._emit('layer_removed', {'layer': 'roads', 'channel': 'gui'}); "
              "from qgis.core import QgsProject as P; P.instance().removeMapLayers(P.instance().mapLayersByName('roads'))")
+
+
+BLENDER_LINE = ("import mcpworld_probe as p; p._emit('transform_changed', {'name': 'Cube', 'scale': [2.5, 2.5, 2.5]}); "
+                "bpy.data.objects['Cube'].scale = (2.5, 2.5, 2.5)")
 
 
 class Keyboard(Agent):
@@ -88,3 +93,15 @@ def test_qgis_python_console_runs_nothing(backend, tmp_path):
     ], tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
     assert_refused(result, events, "python_console", "removeMapLayers", "layer_removed")
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_blender_python_console_runs_nothing(backend, tmp_path):
+    result, out, events = run("blender/185", [
+        {"action": "mouse_move", "coordinate": [600, 450]},
+        {"action": "key", "text": "shift+F4"},
+        {"action": "type", "text": BLENDER_LINE},
+        {"action": "key", "text": "Return"},
+    ], tmp_path, backend=backend)
+    assert not any(err for _, err, _ in out), out
+    assert_refused(result, events, "python_console", "scale = (2.5", "transform_changed")
