@@ -19,9 +19,11 @@ A VS Code that is gone has no window to read: the query fails, and so does the v
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 from mcp_servers.bridge import Bridge
@@ -131,14 +133,52 @@ def user_files(user: Path) -> list[dict]:
 
 
 # -- git ------------------------------------------------------------------------------------------------------
-def _git(root: Path, home: str, *args: str) -> str:
+# The repository's .git is the agent's to write, and a repository config can name programs git runs (core.fsmonitor
+# and filter drivers in `status`, gpg.program under log.showSignature, an include.path bringing either): this
+# query runs as root. Git reads a stand-in git directory instead, which shares the repository's objects, refs,
+# logs, index and info but has a config of ours; the repository's own config is read as a file, not followed.
+SHARED = ("objects", "refs", "logs", "packed-refs", "index", "info")  # HEAD is copied: git takes a linked HEAD
+# only when it points into refs/
+
+
+@contextlib.contextmanager
+def _stand_in(root: Path):
+    real = root / ".git"
+    if not real.is_dir() or real.is_symlink():
+        raise RuntimeError(".git is not a folder of the workspace (a linked worktree, a submodule or a link): not read")
+    with tempfile.TemporaryDirectory(prefix="mcpworld-git-") as tmp:
+        git_dir = Path(tmp)
+        for name in SHARED:
+            if (real / name).exists():
+                (git_dir / name).symlink_to(real / name)
+        (git_dir / "HEAD").write_bytes((real / "HEAD").read_bytes()[:4096] if (real / "HEAD").is_file() else b"")
+        fmt = _config_file(real / "config").get("extensions.objectformat", "")
+        (git_dir / "config").write_text("[core]\n\trepositoryformatversion = 1\n\tbare = false\n"
+                                         + (f"[extensions]\n\tobjectformat = {fmt}\n" if fmt else ""))
+        yield git_dir
+
+
+def _config_file(path: Path) -> dict[str, str]:
+    """A git config file's entries as git parses it, includes not followed (`--file` reads that file alone)."""
+    if not path.is_file():
+        return {}
+    text = _run(["git", "config", "--file", str(path), "--list", "-z"], os.environ.get("HOME", "/"), None)
+    return dict((kv.split("\n", 1) + [""])[:2] for kv in text.split("\0") if kv)
+
+
+def _run(cmd: list[str], home: str, extra: dict | None) -> str:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "GIT_OPTIONAL_LOCKS": "0",
-           "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
-    out = subprocess.run(["git", "-c", "safe.directory=*", "-C", str(root), *args], capture_output=True,
-                         env=env, timeout=20)
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C", **(extra or {})}
+    out = subprocess.run(cmd, capture_output=True, env=env, timeout=20)
     if out.returncode != 0:
-        raise RuntimeError(out.stderr.decode("utf-8", "replace").strip() or f"git {args[0]} failed")
+        raise RuntimeError(out.stderr.decode("utf-8", "replace").strip() or f"{' '.join(cmd[:3])} failed")
     return out.stdout.decode("utf-8", "replace")
+
+
+def _git(root: Path, home: str, *args: str) -> str:
+    with _stand_in(root) as git_dir:
+        return _run(["git", "-c", "safe.directory=*", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+                     *args], home, {"GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(root)})
 
 
 def _refs(root: Path, home: str, prefix: str) -> list[dict]:
@@ -185,9 +225,7 @@ def repository(root: Path, rel: str, home: str) -> dict:
                        ("stashes", lambda: [dict(zip(("commit", "message"), (line.split("\0") + [""])[:2]))
                                             for line in _git(root, home, "stash", "list", "--format=%H%x00%s").splitlines()]),
                        ("changes", lambda: _status(root, home)),
-                       ("config", lambda: dict(
-                           (kv.split("\n", 1) + [""])[:2] for kv in
-                           _git(root, home, "config", "--local", "--list", "-z").split("\0") if kv))):
+                       ("config", lambda: _config_file(root / ".git" / "config"))):
         try:
             repo[field] = run()
         except (RuntimeError, subprocess.TimeoutExpired) as e:
