@@ -185,6 +185,9 @@ class Task(_Model):
     alternatives: list[Solution] = Field(default_factory=list, description="other right solutions: each must pass")
     equivalent: list[Equivalent] = Field(default_factory=list, description="mutants of the MCP oracle that do the "
                                          "asked thing another way (reviewed, each with why): they may pass")
+    allows_code: list[str] = Field(default_factory=list, description="code-entry surfaces the task asks the agent "
+                                   "to use (an app's `code_run` surface, e.g. an extension install): code entered "
+                                   "there is the work; anywhere else it ends the trial as in_app_code")
     setup: list[OracleStep] = Field(default_factory=list, description="MCP/bash calls that put the app in the task's "
                                     "starting state once it is up (e.g. a recording running); their events never count")
     setup_events: list[str] = Field(default_factory=list, description="milestones that mark the set-up as done "
