@@ -85,7 +85,7 @@ class Guard:
 
     def _allowed(self, event: str, args: tuple, caller) -> bool:
         if caller is None:  # called from C with no Python frame: the app's embedding code
-            return self._c_surface(event, args) is None
+            return self._of_a_trusted_file(event, args) or self._c_surface(event, args) is None
         importing = caller.f_code.co_filename.startswith(IMPORT_SYSTEM)
         if event == "compile":
             filename = args[1] if len(args) > 1 else None
@@ -138,6 +138,23 @@ class Guard:
                     return source.strip() in lines
             frame = frame.f_back
         return False
+
+    def _of_a_trusted_file(self, event: str, args: tuple) -> bool:
+        """Source C compiles under the name of a trusted file that holds it: Python's own traceback printer
+        parsing a line it shows (for the carets under an error), or the app compiling its own file. A text
+        the agent edited under such a name (a script template changed in an editor) is not in the file."""
+        if event != "compile" or len(args) < 2 or not self._under_roots(args[1]):
+            return False
+        src = args[0]
+        if isinstance(src, (bytes, bytearray)):
+            src = bytes(src).decode("utf-8", "replace")
+        if not isinstance(src, str) or not src.strip():
+            return False
+        try:
+            with open(args[1], encoding="utf-8", errors="replace") as f:
+                return src.strip() in f.read()
+        except OSError:
+            return False
 
     def _c_surface(self, event: str, args: tuple) -> str | None:
         if self._from_c is None or event != "compile":  # the exec of what compiled from C was judged at its compile

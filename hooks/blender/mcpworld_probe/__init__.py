@@ -25,8 +25,8 @@ _last: dict | None = None
 _owner = object()  # the message-bus subscriptions' owner
 
 
-# Blender evaluates what is typed into a number field as Python (`<expr as number>`, after replacing unit
-# names by factors): plain arithmetic on numbers and math's functions and constants passes, anything else
+# Blender evaluates what is typed into a number field or a modal operator as Python (`<expr as number>`,
+# `<string>`, after replacing unit names by factors): plain arithmetic on numbers and math's functions and constants passes, anything else
 # (a name, an attribute, a string) is code. Python it compiles from C otherwise: a text block's Run Script
 # (filename: the text's path), a driver's expression.
 _MATH = frozenset({"pi", "e", "tau", "inf", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "radians",
@@ -54,7 +54,8 @@ def _arithmetic(source: str | None) -> bool:
 
 
 def _from_c(source: str | None, filename) -> str | None:
-    if filename in ("<expr as number>", "<expr as str>") and _arithmetic(source):
+    # a number typed into a modal operator (S 2.5 Return) compiles as "<string>"
+    if filename in ("<expr as number>", "<expr as str>", "<string>") and _arithmetic(source):
         return None
     return {"<bpy driver>": "driver", "<expr as number>": "number_field", "<expr as str>": "text_field",
             "<expr as intptr>": "python"}.get(filename, "text_editor")
