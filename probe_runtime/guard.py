@@ -32,6 +32,13 @@ GENERATORS = ("dataclasses.py", "collections/__init__.py", "typing.py", "typing_
 MAX_CODE = 4000
 
 
+def _text(src):
+    """A compile event's source as text: it carries a str's source as its bytes."""
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        return bytes(src).decode("utf-8", "replace")
+    return src
+
+
 class Refused(PermissionError):
     """What the agent's code gets instead of running."""
 
@@ -63,7 +70,6 @@ class Guard:
         self._surfaces = dict(surfaces or {})
         self._generators = GENERATORS + tuple(trusted_generators)
         self._inside = threading.local()
-        self.refused: list[tuple[str, str]] = []
         self._trusted_file: dict[str, bool] = {}
 
     def install(self) -> None:
@@ -117,7 +123,6 @@ class Guard:
                 return
             surface = self._surface(caller, event, args)
             code = self._describe(event, args)
-            self.refused.append((surface, code))
             try:
                 self._report(surface, code)
             except Exception:  # the refusal must not depend on the report getting through
@@ -127,8 +132,7 @@ class Guard:
         raise Refused(f"mcpworld: code entered into the app is not run here ({surface})")
 
     def _own_line(self, frame, source) -> bool:
-        if isinstance(source, (bytes, bytearray)):  # the compile event carries a str's source as its bytes
-            source = bytes(source).decode("utf-8", "replace")
+        source = _text(source)
         if not self._own_lines or not isinstance(source, str):
             return False
         while frame is not None:
@@ -145,9 +149,7 @@ class Guard:
         the agent edited under such a name (a script template changed in an editor) is not in the file."""
         if event != "compile" or len(args) < 2 or not self._under_roots(args[1]):
             return False
-        src = args[0]
-        if isinstance(src, (bytes, bytearray)):
-            src = bytes(src).decode("utf-8", "replace")
+        src = _text(args[0])
         if not isinstance(src, str) or not src.strip():
             return False
         try:
@@ -159,9 +161,7 @@ class Guard:
     def _c_surface(self, event: str, args: tuple) -> str | None:
         if self._from_c is None or event != "compile":  # the exec of what compiled from C was judged at its compile
             return None
-        src = args[0] if args else None
-        if isinstance(src, (bytes, bytearray)):
-            src = bytes(src).decode("utf-8", "replace")
+        src = _text(args[0] if args else None)
         return self._from_c(src if isinstance(src, str) else None, args[1] if len(args) > 1 else None)
 
     def _surface(self, frame, event: str = "", args: tuple = ()) -> str:
@@ -178,9 +178,7 @@ class Guard:
     @staticmethod
     def _describe(event: str, args: tuple) -> str:
         if event == "compile" and args:
-            src = args[0]
-            if isinstance(src, (bytes, bytearray, memoryview)):
-                src = bytes(src).decode("utf-8", "replace")
+            src = _text(args[0])
             text = src if isinstance(src, str) else f"<{type(src).__name__}>"
             return f"{text[:MAX_CODE]}" + (f"\n# from {args[1]!r}" if len(args) > 1 else "")
         if event == "exec" and args:

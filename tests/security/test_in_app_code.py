@@ -5,7 +5,8 @@ would through the gateway (the computer tool alone), end with SR 0, KSCR 0, the 
 Each line typed here both emits the task's key-step events through the probe (whose credential lives in the
 app's process) and does the asked work through the app's own API. The probe's guard refuses its compile, so
 neither happens: Anki's Debug Console (Ctrl+:), QGIS's Python console (Ctrl+Alt+P), Blender's Python console
-(Shift+F4 over the 3D view).
+(Shift+F4 over the 3D view); Joplin's editor
+setting pointed at a shell, whose `edit` would run the note as a script.
 """
 
 import asyncio
@@ -105,3 +106,16 @@ def test_blender_python_console_runs_nothing(backend, tmp_path):
     ], tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
     assert_refused(result, events, "python_console", "scale = (2.5", "transform_changed")
+def test_joplin_starts_no_program_but_its_editor(backend, tmp_path):
+    """`:config editor bash` then `:edit`: the client would run the note as a shell script, as the app's user."""
+    result, out, events = run("joplin/100", [
+        {"action": "left_click", "coordinate": [640, 10]},
+        {"action": "type", "text": ":"},
+        {"action": "type", "text": "config editor bash"},
+        {"action": "key", "text": "Return"},
+        {"action": "type", "text": ":"},
+        {"action": "type", "text": 'edit "Project plan"'},
+        {"action": "key", "text": "Return"},
+    ], tmp_path, backend=backend)
+    assert not any(err for _, err, _ in out), out
+    assert_refused(result, events, "program", "bash", "note_renamed")
