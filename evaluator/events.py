@@ -56,3 +56,6 @@ HOOK_ERROR = "hook_error"
 HOOK_MISSING = "hook_missing"
 # what an in-app probe reports when its own code raised (payload: where, trace)
 PROBE_ERROR = "probe_error"
+# what a probe or hook reports before code it did not ship runs inside the app (a console's input, a script,
+# an add-on install), or instead of running it (payload: surface, code, blocked): the trial is never a pass
+CODE_RUN = "code_run"

@@ -10,9 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evaluator.events import COUNTING_SOURCES, Event
+from evaluator.events import CODE_RUN, COUNTING_SOURCES, Event
 from evaluator import delta
-from evaluator.statediff import collateral, diff
 
 
 API, GUI = "api", "gui"  # an event's payload `channel`: through the app's API, or not (its GUI)
@@ -47,6 +46,9 @@ class Verdict(BaseModel):
                                "the key steps (and 'query' when the final state was checked): what the verdict rests on")
     mode_violation: list[str] = Field(default_factory=list, description="gui mode: key steps the app saw done through "
                                       "its API (not counted, unless the run counts them, flagged)")
+    in_app_code: list[dict[str, Any]] = Field(default_factory=list, description="code the agent entered into the "
+                                              "app that the app's probe saw (surface, code, blocked): events after "
+                                              "the first and the final state count for nothing")
 
 
 def _step_matches(rstep, event: Event, params: dict) -> bool:
@@ -72,10 +74,20 @@ class Matcher:
         self.params = dict(resolved.task.params)
         self.results = {rs.step.id: StepResult(id=rs.step.id) for rs in resolved.steps}
         self.frozen = False  # once the verdict is decided, later events (teardown's) change nothing
+        self.allowed_code = set(resolved.task.allows_code)
+        self.in_app_code: list[dict[str, Any]] = []
 
     def feed(self, event: Event) -> None:
         if self.frozen:
             return
+        if event.name == CODE_RUN and event.source in COUNTING_SOURCES:
+            p = event.payload
+            if p.get("surface") not in self.allowed_code:
+                self.in_app_code.append({"surface": p.get("surface"), "code": p.get("code"),
+                                         "blocked": p.get("blocked"), "seq": event.seq, "stream": event.stream})
+            return
+        if self.in_app_code:
+            return  # code the app did not ship ran (or was refused) there: what the app reports after it is not evidence
         reached_before = {sid for sid, r in self.results.items() if r.reached}
         for rs in self.resolved.steps:
             res = self.results[rs.step.id]
@@ -133,11 +145,18 @@ class Matcher:
         if violations:
             reasons.append(f"reached through the app's API in gui mode: {', '.join(violations)}"
                            + (" (counted, as the run asks)" if self.count_api else " (not counted)"))
-        success = not missing and state_ok is not False and check_ok is not False and not damage and not unmet
+        if self.in_app_code:
+            first = self.in_app_code[0]
+            reasons.insert(0, f"agent code entered into the app ({first['surface']}"
+                              f"{', refused' if first.get('blocked') else ''}): events after it and the final state "
+                              "count for nothing")
+        success = (not missing and state_ok is not False and check_ok is not False and not damage and not unmet
+                   and not self.in_app_code)
         streams = sorted({s.event_stream for s in steps if s.reached and s.event_stream}
                          | ({"query"} if state_ok is not None or check_ok is not None else set()))
         return Verdict(success=success, key_steps=steps, kscr=kscr, state_ok=state_ok, check_ok=check_ok,
-                       collateral=damage, unmet=unmet, tolerated=tolerated, streams=streams, mode_violation=violations, reason="; ".join(reasons) or "all key steps reached and the final state holds")
+                       collateral=damage, unmet=unmet, tolerated=tolerated, streams=streams, mode_violation=violations,
+                       in_app_code=list(self.in_app_code), reason="; ".join(reasons) or "all key steps reached and the final state holds")
 
     def _delta(self, start: dict[str, Any] | None, end: dict[str, Any] | None) -> tuple[list[str], list[str], list[str]]:
         """(expected changes not made, collateral changes, tolerated changes) between the start and end states."""
@@ -145,14 +164,11 @@ class Matcher:
         if spec is None:
             return [], [], []
         if start is None or end is None:
-            # nothing to compare: the older form left it to success.state; an expected delta cannot hold
-            return ([] if spec.legacy else [f"no {'final' if end is None else 'starting'} state to compare"]), [], []
+            return [f"no {'final' if end is None else 'starting'} state to compare"], [], []
         if start.get("read_from") != end.get("read_from"):
             # read two ways (the app gone at the end: its files): only what both readings hold compares
             both = start.keys() & end.keys()
             start, end = {k: start[k] for k in both}, {k: end[k] for k in both}
-        if spec.legacy:
-            return [], [c.brief() for c in collateral(diff(start, end, spec.keys, spec.ignore, spec.sets), spec.allowed)], []
         shape = spec.shape
         out = delta.match(delta.changes(start, end, shape), spec.expected, spec.tolerances, start, shape)
         return out.unmet, [c.brief() for c in out.collateral], [f"{path} ({why})" for path, why in out.tolerated]

@@ -25,12 +25,13 @@ class Failure(StrEnum):
     EVALUATED_FAILED = "evaluated_failed"    # everything ran; the verdict is no
     COLLATERAL = "collateral"                # ... because the agent changed what the task did not ask for
     MODE_VIOLATION = "mode_violation"        # ... because in gui mode a key step was done through the app's API
+    IN_APP_CODE = "in_app_code"              # ... because the agent entered code into the app (a console, a script)
     SUSPECTED_FORGERY = "suspected_forgery"  # ... and someone sent unauthenticated events
     INTERRUPTED = "interrupted"              # the run was stopped (Ctrl-C, a time limit) before the trial ended
 
 
 # a trial that failed only because its verdict said so: the run itself worked (null-agent and bench runs)
-VERDICT_FAILURES = (Failure.EVALUATED_FAILED, Failure.COLLATERAL, Failure.MODE_VIOLATION)
+VERDICT_FAILURES = (Failure.EVALUATED_FAILED, Failure.COLLATERAL, Failure.MODE_VIOLATION, Failure.IN_APP_CODE)
 RAN = (None, *VERDICT_FAILURES)
 
 

@@ -394,9 +394,13 @@ class Trial:
         success = verdict.success and self.failure not in (Failure.SETUP_ERROR, Failure.INTERRUPTED)
         failure, detail = (None, self.failure_detail) if success else (self.failure, self.failure_detail)
         if not success and failure is None:
-            failure = (Failure.SUSPECTED_FORGERY if forgeries else Failure.COLLATERAL if verdict.collateral
+            failure = (Failure.SUSPECTED_FORGERY if forgeries else Failure.IN_APP_CODE if verdict.in_app_code
+                       else Failure.COLLATERAL if verdict.collateral
                        else Failure.MODE_VIOLATION if verdict.mode_violation else Failure.EVALUATED_FAILED)
             detail = verdict.reason
+        elif not success and verdict.in_app_code and failure in AGENT_FAILURES:
+            # the agent ran code inside the app, then failed or ran out: the code is what the trial says
+            failure, detail = Failure.IN_APP_CODE, f"{verdict.reason} (and then {self.failure}: {self.failure_detail})"
         result = TrialResult(
             task=rt.key, template=rt.task.template, app=rt.app.id, mode=self.opts.mode, no_bash=self.opts.no_bash,
             agent=self.agent.name, app_build=self.app_build, isolation=self.env.isolation if self.env else None,

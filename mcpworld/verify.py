@@ -163,11 +163,10 @@ def stale(rt: ResolvedTask, records: AppRecords, app_version: str | None, in_con
 
 
 def needs_mutants(rt: ResolvedTask) -> bool:
-    """A task checked by an expected delta must show its MCP oracle's mutants killed (or listed as equivalent);
-    one still on the older allow-list (success.changes) is not held to it yet."""
+    """A task with an MCP oracle must show its mutants killed (or listed as equivalent)."""
     from mcpworld.mutation import mutation_mode
 
-    return mutation_mode(rt) is not None and not (rt.state_diff is not None and rt.state_diff.legacy)
+    return mutation_mode(rt) is not None
 
 
 def proof_terms(rt: ResolvedTask) -> tuple[list[str], list[str], list[str]]:

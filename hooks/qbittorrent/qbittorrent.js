@@ -30,6 +30,11 @@ const nameOf = (() => {
   };
 })();
 
+// a SessionImpl handler whose first argument is the torrent: the event names it
+const onTorrent = (symbol, event) => mcpworld.hook(symbol, {
+  onEnter(args) { mcpworld.emit(event, {name: nameOf(args[1])}); },
+}, M);
+
 const getter = name => {
   const f = mcpworld.fn(name, 'int', ['pointer'], M);
   return self => f(self);
@@ -42,13 +47,8 @@ const getter = name => {
 mcpworld.apiEntry('_ZN14WebApplication14processRequestERKN4Http7RequestERKNS0_11EnvironmentE', M);
 mcpworld.apiEntry('_ZThn32_N14WebApplication14processRequestERKN4Http7RequestERKNS0_11EnvironmentE', M);
 
-mcpworld.hook('_ZN10BitTorrent11SessionImpl19handleTorrentPausedEPNS_11TorrentImplE', {
-  onEnter(args) { mcpworld.emit('torrent_paused', {name: nameOf(args[1])}); },
-}, M);
-
-mcpworld.hook('_ZN10BitTorrent11SessionImpl20handleTorrentResumedEPNS_11TorrentImplE', {
-  onEnter(args) { mcpworld.emit('torrent_resumed', {name: nameOf(args[1])}); },
-}, M);
+onTorrent('_ZN10BitTorrent11SessionImpl19handleTorrentPausedEPNS_11TorrentImplE', 'torrent_paused');
+onTorrent('_ZN10BitTorrent11SessionImpl20handleTorrentResumedEPNS_11TorrentImplE', 'torrent_resumed');
 
 mcpworld.hook('_ZN10BitTorrent11SessionImpl21handleTorrentTagAddedEPNS_11TorrentImplERK7QString', {
   onEnter(args) { mcpworld.emit('tag_added', {name: nameOf(args[1]), tag: qstring(args[2])}); },
@@ -140,9 +140,8 @@ mcpworld.hook('_ZN10BitTorrent7Session8tagAddedERK7QString', {
 
 // a torrent's resume data (its limits, tags, category, paths, state) handed to the storage that writes it to
 // BT_backup: qBittorrent asks for it after every change it saves, libtorrent answers with an alert
-mcpworld.hook('_ZN10BitTorrent11SessionImpl28handleTorrentResumeDataReadyEPNS_11TorrentImplERKNS_17LoadTorrentParamsE', {
-  onEnter(args) { mcpworld.emit('torrent_saved', {name: nameOf(args[1])}); },
-}, M);
+onTorrent('_ZN10BitTorrent11SessionImpl28handleTorrentResumeDataReadyEPNS_11TorrentImplERKNS_17LoadTorrentParamsE',
+          'torrent_saved');
 
 // a setting stored in qBittorrent's settings (what it writes to qBittorrent.conf), when its value changed:
 // storeValueImpl(key, QVariant) assigns without comparing first for the callers that do not, so the hook

@@ -27,6 +27,17 @@ from mcp.types import ToolAnnotations
 logging.getLogger("obsws_python").setLevel(logging.CRITICAL)
 
 
+class Refused(ToolError):
+    """OBS answered the request with a failure status (obs-websocket's RequestStatus code)."""
+
+    def __init__(self, request: str, code: int, text: str):
+        super().__init__(f"OBS refused {request}: {text}")
+        self.code = code
+
+
+NOT_FOUND = 600  # obs-websocket RequestStatus::ResourceNotFound
+
+
 class Obs:
     """One obs-websocket connection, opened at the first request and again after OBS dropped it."""
 
@@ -43,8 +54,8 @@ class Obs:
                         self._client = obsws.ReqClient(host=self.url.hostname, port=self.url.port,
                                                        password=self.password, timeout=15)
                     return self._client.send(request, data, raw=True) or {}
-                except obsws.error.OBSSDKRequestError as e:
-                    raise ToolError(f"OBS refused {request}: {e.comment or 'code ' + str(e.code)}") from None
+                except obsws.error.OBSSDKRequestError as e:  # its text: the request, OBS's status code and comment
+                    raise Refused(request, e.code, str(e)) from None
                 except Exception as e:  # websocket-client raises its own types: reconnect once
                     self.close()
                     if attempt:

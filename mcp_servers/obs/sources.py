@@ -7,7 +7,7 @@ from typing import Any
 from mcp.server.mcpserver import Context
 
 from mcp_servers.hints import ADD, READ, REMOVE, SET
-from mcp_servers.obs.server import _req, tool
+from mcp_servers.obs.server import NOT_FOUND, Refused, _req, tool
 
 
 # -- inputs (sources) ---------------------------------------------------------------------------
@@ -45,8 +45,14 @@ def remove_input(ctx: Context, name: str) -> dict[str, Any]:
         for item in _req(ctx, "GetSceneItemList", {"sceneName": scene})["sceneItems"]:
             if item["sourceName"] == name:
                 _req(ctx, "RemoveSceneItem", {"sceneName": scene, "sceneItemId": item["sceneItemId"]})
+    # OBS destroys a source whose last scene item went, on its own thread: one still listed may be gone by
+    # the time RemoveInput arrives
     if any(i["inputName"] == name for i in _req(ctx, "GetInputList")["inputs"]):
-        _req(ctx, "RemoveInput", {"inputName": name})
+        try:
+            _req(ctx, "RemoveInput", {"inputName": name})
+        except Refused as e:
+            if e.code != NOT_FOUND:
+                raise
     return ({"removed": name})
 
 

@@ -12,8 +12,8 @@ from mcpworld import paths
 from mcpworld.config.load import load_apps, load_tasks
 from mcpworld.errors import ConfigErrors
 
-console = Console()
-err = Console(stderr=True)
+console = Console(emoji=False)  # ids such as near_miss:two_x are text, not ":two:" emoji codes
+err = Console(stderr=True, emoji=False)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -38,10 +38,8 @@ class StateDiff:
     keys: dict[str, str]
     ignore: list[str]
     sets: list[str]
-    allowed: dict[str, Pred | bool]  # success.changes (the older form), compiled
     expected: list[Expected] = field(default_factory=list)   # success.expect, compiled
     tolerances: list[Tolerance] = field(default_factory=list)
-    legacy: bool = False  # the task gives success.changes: an allow-list, not an expected delta
 
     @property
     def shape(self) -> Shape:
@@ -162,22 +160,10 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     state_diff = None
     query = app.sources.get(StateQuerySource.key)
     if StateQuerySource.wanted(query, task):
-        allowed: dict[str, Pred | bool] = {}
-        for name, rule in task.success.changes.items():
-            if rule is True or rule is False:
-                allowed[name] = rule
-                continue
-            try:
-                allowed[name] = compile_where(expand_tree(rule, params), f"success.changes.{name}")
-            except PredicateError as e:
-                errors.append(ConfigError(file, e.path, e.problem))
-            except (KeyError, ValueError) as e:
-                errors.append(ConfigError(file, f"success.changes.{name}", f"unknown placeholder {e}"))
         keys = {**query.keys, **({WORK_FILES: "path"} if query.work_dirs else {})}
-        state_diff = StateDiff(keys, list(query.ignore), list(query.sets), allowed,
-                               legacy=not {"expect", "tolerate"} & task.success.model_fields_set)
+        state_diff = StateDiff(keys, list(query.ignore), list(query.sets))
         errors += _resolve_delta(task, query, params, state_diff, file)
-    elif task.success.changes or task.success.expect or task.success.tolerate:
+    elif task.success.expect or task.success.tolerate:
         errors.append(ConfigError(file, "success.expect", f"needs a state query, but app '{app.id}' has none or the task disables it"))
     success_check = None
     if task.success.check:

@@ -97,18 +97,16 @@ class Success(_Model):
     expect: dict[str, Expect | list[Expect]] = Field(default_factory=dict, description=(
         "the change the task asks for, per collection of the queried state (its path, with [*] for nested "
         "ones): the records added, removed and changed. The trial's changes between the state at the start and "
-        "at the end are matched to these one to one; one left over is collateral and fails the trial"))
+        "at the end are matched to these one to one; one left over is collateral and fails the trial. A task "
+        "that gives none asks for no change: any change is collateral"))
     tolerate: list[Tolerate] = Field(default_factory=list)
-    changes: dict[str, bool | dict[str, Any]] = Field(default_factory=dict, description=(
-        "(the older form, instead of expect) what the task may change in the queried state, per top-level "
-        "field: true (anything), or a where an item must match before or after its change. A task that gives "
-        "neither is read the older way too (nothing may change, and no mutants are asked of it)"))
-
-    @model_validator(mode="after")
-    def _one_form(self) -> "Success":
-        if self.changes and (self.expect or self.tolerate):
-            raise ValueError("give `expect` (and `tolerate`) or the older `changes`, not both")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _no_allow_list(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "changes" in data:
+            raise ValueError("`changes` (the older allow-list) is no longer read: state the asked change under "
+                             "`expect` (README, Tasks); a task that asks for no change gives no `expect`")
+        return data
 
     def expectations(self) -> list[tuple[str, Expect]]:
         return [(c, e) for c, es in self.expect.items() for e in (es if isinstance(es, list) else [es])]
@@ -187,6 +185,9 @@ class Task(_Model):
     alternatives: list[Solution] = Field(default_factory=list, description="other right solutions: each must pass")
     equivalent: list[Equivalent] = Field(default_factory=list, description="mutants of the MCP oracle that do the "
                                          "asked thing another way (reviewed, each with why): they may pass")
+    allows_code: list[str] = Field(default_factory=list, description="code-entry surfaces the task asks the agent "
+                                   "to use (an app's `code_run` surface, e.g. an extension install): code entered "
+                                   "there is the work; anywhere else it ends the trial as in_app_code")
     setup: list[OracleStep] = Field(default_factory=list, description="MCP/bash calls that put the app in the task's "
                                     "starting state once it is up (e.g. a recording running); their events never count")
     setup_events: list[str] = Field(default_factory=list, description="milestones that mark the set-up as done "

@@ -35,6 +35,7 @@ from mcpworld.envs import DOCKER, register_backend
 from mcpworld.envs.base import Environment
 from mcpworld.envs.container_process import ContainerProcess
 from mcpworld.envs.shell_files import ShellFiles
+from mcpworld.envs.users import APP_READ
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 
@@ -378,8 +379,15 @@ class DockerEnvironment(X11Desktop, Environment):
         return await self._files.list_dir(path, depth)
 
     async def hand_over(self, private: list[str]) -> None:
-        script = ('chown -R app:share "$1" && chmod -R g+rwX,o-rwx "$1" && find "$1" -type d -exec chmod g+s {} + '
-                  '&& shift && for p; do [ -e "$p" ] && chown -R app:app "$p" && chmod -R go-rwx "$p"; done; true')
+        # as users.hand_over: shared HOME, the app-read roots read-only to the group, the private folders the
+        # app user's, and HOME and every folder on the way to a private one sticky
+        roots = " ".join(f'"$h/{r}"' for r in APP_READ)
+        script = ('h=$1; shift; for r in ' + roots + '; do mkdir -p "$r"; done; '
+                  'chown -R app:share "$h" && chmod -R g+rwX,o-rwx "$h" && find "$h" -type d -exec chmod g+s {} + '
+                  '&& for r in ' + roots + '; do chmod -R g-w "$r"; done && chmod +t "$h" '
+                  '&& for p; do [ -e "$p" ] || continue; chown -R app:app "$p" && chmod -R go-rwx "$p"; '
+                  'd=$(dirname "$p"); while [ "$d" != "$h" ] && [ "$d" != / ]; do chmod +t "$d"; d=$(dirname "$d"); done; '
+                  'done; true')
         await self._exec_root(["sh", "-c", script, "sh", HOME, *private])
 
     def host_env(self) -> dict[str, str]:

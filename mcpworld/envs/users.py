@@ -139,21 +139,42 @@ def write_xauthority(path: Path, cookie: bytes) -> None:
     path.write_bytes(entry(0xFFFF, b"") + entry(256, socket.gethostname().encode()))
 
 
+# where an app reads what it runs or opens (mimeapps.list, .desktop handlers, autostart, fonts, its own
+# folders): the agent may read them, not write them
+APP_READ = (".config", ".local", ".local/share", ".local/state", ".cache")
+
+
+def guarded_folders(home: Path, private: list[Path]) -> tuple[set[Path], set[Path]]:
+    """(the app-read roots, the folders on the way to a private folder): the first stay the app user's (the
+    shared group reads them), the second keep the agent from renaming the app's entries in them (sticky)."""
+    home = home.resolve()
+    read = {home / r for r in APP_READ}
+    ways = {home} | {parent for p in private for parent in p.parents if home in parent.parents}
+    return read, ways - read
+
+
 def hand_over(home: Path, private: list[Path], u: Users) -> None:
     """HOME (as the runner restored it) to the app's user and the shared group: folders rwx and set-group-id
-    for both, files rw for both; `private` folders and their contents the app user's alone."""
+    for both, files rw for both; `private` folders and their contents the app user's alone. Below the
+    app-read roots (~/.config, ~/.local, ~/.cache) the shared group only reads, so the agent can plant no
+    handler or autostart entry for the app to run; HOME and the other folders above a private one are sticky,
+    so the agent can neither rename a private folder nor the way to it and put its own in its place."""
     private = [p.resolve() for p in private]
+    read, ways = guarded_folders(home, private)
+    for r in sorted(read):  # made if missing: else the agent could make one (HOME is writable to it) and own it
+        r.mkdir(exist_ok=True)
     for d, dirs, files in os.walk(home):
         here = Path(d).resolve()
         mine = any(here == p or p in here.parents for p in private)
+        read_only = not mine and any(here == r or r in here.parents for r in read)
         os.chown(d, u.app_uid, u.app_gid if mine else u.share_gid)
-        os.chmod(d, 0o700 if mine else 0o2770)
+        os.chmod(d, 0o700 if mine else 0o2750 if read_only else 0o3770 if here in ways else 0o2770)
         for f in files:
             path = os.path.join(d, f)
             if os.path.islink(path):
                 continue
             os.chown(path, u.app_uid, u.app_gid if mine else u.share_gid)
-            os.chmod(path, 0o600 if mine else 0o660)
+            os.chmod(path, 0o600 if mine else 0o640 if read_only else 0o660)
 
 
 def runner_xauthority(u: Users | None) -> Path:

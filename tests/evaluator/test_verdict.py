@@ -70,10 +70,42 @@ def test_states_read_two_ways_compare_what_both_hold(tmp_path):
     tells (thumbnails, audio); that absence is no collateral, but a change in what both hold still is."""
     folder = tmp_path / "obs" / "88"
     folder.mkdir(parents=True)
-    (folder / "task.json").write_text(json.dumps({**T88, "success": {"changes": {"scene_items": True}}}))
+    (folder / "task.json").write_text(json.dumps({**T88, "success": {"key_steps": "all"}}))  # asks for no change
     rt = load_task(folder / "task.json", load_apps())
-    start = {"read_from": "websocket", "scenes": ["Main"], "audio": {"Mic": {"muted": False}}, "scene_thumbs": {"Main": []}}
-    same = {"read_from": "files", "scenes": ["Main"]}
+    start = {"read_from": "websocket", "program_scene": "Main", "audio": {"Mic": {"muted": False}}, "scene_thumbs": {"Main": []}}
+    same = {"read_from": "files", "program_scene": "Main"}
     assert Matcher(rt)._collateral(start, same) == []
-    assert Matcher(rt)._collateral(start, {**same, "scenes": ["Main", "Extra"]}) != []
+    assert Matcher(rt)._collateral(start, {**same, "program_scene": "Extra"}) != []
     assert Matcher(rt)._collateral(start, {**start, "audio": {"Mic": {"muted": True}}}) != []
+
+
+def test_after_code_entered_into_the_app_nothing_counts(tmp_path):
+    """A probe reports code it did not ship before it runs (or instead): what the app reports after it could be
+    that code's doing, so it reaches no key step, the final state is not consulted and the verdict is no."""
+    rt = resolved(tmp_path, STEPS)
+    m = Matcher(rt)
+    reached = feed(m, ("scene_item_added", {"source": "A"}),
+                   ("code_run", {"surface": "console", "code": "emit('source_removed')", "blocked": True}),
+                   ("source_removed", {"name": "A"}))
+    assert reached == {"added": True, "gone": False}
+    verdict = m.verdict([], None)
+    assert not verdict.success and verdict.kscr == 0.5
+    assert verdict.in_app_code[0]["surface"] == "console" and "emit(" in verdict.in_app_code[0]["code"]
+    assert verdict.reason.startswith("agent code entered into the app (console, refused)")
+
+
+def test_a_task_that_asks_for_code_takes_it_on_its_surface_only(tmp_path):
+    folder = tmp_path / "obs" / "88"
+    folder.mkdir(parents=True)
+    (folder / "task.json").write_text(json.dumps({**T88, "key_steps": STEPS, "success": {"key_steps": "all"},
+                                                  "allows_code": ["script"]}))
+    rt = load_task(folder / "task.json", load_apps())
+    steps = (("code_run", {"surface": "script", "code": "x = 1"}), ("scene_item_added", {"source": "A"}),
+             ("source_removed", {"name": "A"}))
+    m = Matcher(rt)
+    assert feed(m, *steps) == {"added": True, "gone": True}
+    v = m.verdict([], {}, {})
+    assert v.success, v.reason
+    m = Matcher(rt)
+    assert feed(m, ("code_run", {"surface": "console", "code": "x = 1"}), *steps[1:]) == {"added": False, "gone": False}
+    assert not m.verdict([], None).success

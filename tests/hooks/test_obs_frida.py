@@ -117,7 +117,7 @@ async def test_milestones_of_the_set_up_never_count(tmp_path):
 
 
 async def test_trace_decodes_libobs_arguments(tmp_path):
-    rt = variant(tmp_path, "trace", {"success": {"key_steps": "all", "changes": {"scenes": True, "scene_items": True}}})
+    rt = variant(tmp_path, "trace", {"success": {"expect": {"scenes": {"add": {"name": "Talk"}}}}})
     lines = []
 
     async def trace(ctx, trial):

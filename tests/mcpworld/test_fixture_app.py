@@ -61,7 +61,8 @@ def test_a_new_app_runs_from_its_folders_alone(tmp_path):
     r = mcpworld(root, "run", "--mode", "mcp", "--agent", "command", "--command", near, "--out", str(tmp_path / "near"))
     assert r.returncode == 0, r.stderr
     trial = json.loads(next((tmp_path / "near" / "trials").glob("*/result.json")).read_text())
-    assert not trial["success"] and trial["failure"] == "evaluated_failed" and trial["tool_calls"] == 1
+    # the asked item never added, and another one added instead: the wrong change fails it as collateral
+    assert not trial["success"] and trial["failure"] == "collateral" and trial["tool_calls"] == 1
 
     # proofs: none yet; verify records one; a changed task loses it
     r = mcpworld(root, "tasks", "verify", "--check")

@@ -18,6 +18,7 @@ async def test_reading_tools_are_not_collateral(tmp_path):
         seen["stats"] = structured(await call("obs__get_stats", {}))
         seen["items"] = structured(await call("obs__list_scene_items", {"scene": "Main"}))
         seen["stream"] = structured(await call("obs__get_streaming_status", {}))
+        seen["refused"] = await call("obs__rename_input", {"name": "No such source", "new_name": "Other"})
         video = structured(await call("obs__get_video_settings", {}))
         # the same video settings again: a call that changes nothing is no collateral
         await call("obs__set_video_settings", {"base_width": video["baseWidth"], "base_height": video["baseHeight"]})
@@ -27,6 +28,9 @@ async def test_reading_tools_are_not_collateral(tmp_path):
     assert "obsVersion" in seen["stats"] and "activeFps" in seen["stats"]
     assert {i["source"] for i in seen["items"]} >= {"Title"} and "positionX" in seen["items"][0]["transform"]
     assert seen["stream"]["streaming"] is False
+    # what OBS refused reaches the agent with OBS's own reason (its status code 600: resource not found)
+    assert seen["refused"].is_error and "OBS refused SetInputName" in seen["refused"].texts[0], seen["refused"].texts
+    assert "600" in seen["refused"].texts[0] and "No such source" in seen["refused"].texts[0], seen["refused"].texts
 
 
 async def test_changes_by_the_newer_tools_are_collateral(tmp_path):

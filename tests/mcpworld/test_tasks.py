@@ -139,7 +139,11 @@ def test_reproof(key, mode, agent, reproofs):
         assert result.failure in VERDICT_FAILURES and result.agent_failure is None, describe(result)
         return
     assert result.success, describe(result)
-    assert result.kscr == 1.0, describe(result)
+    # the oracle walks every key step; another right solution may skip a progress-only one (its `why` says
+    # which: vscode/6 commits with git commit -a and never shows a staged change), so it needs the required ones
+    required = [s.id for s in rt.task.key_steps] if rt.task.success.key_steps == "all" else rt.task.success.key_steps
+    reached = {s.id for s in result.verdict.key_steps if s.reached}
+    assert result.kscr == 1.0 if agent == "oracle" else set(required) <= reached, describe(result)
     assert result.failure is None and result.agent_failure is None, result.failure_detail
     kinds = set(result.tool_calls_by_kind)
     assert kinds <= ({"gui"} if mode == "gui" else {"mcp", "gui"}), kinds

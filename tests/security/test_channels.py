@@ -1,7 +1,8 @@
 """Every milestone says the channel that caused it (the app's GUI or its API), as the app's own hooks tell;
 in gui mode a key step done through the API does not count (mode_violation), unless the run counts it
 (flagged, and the report shows SR both ways). An agent given the app's API in gui mode stands for one
-that got hold of it some other way."""
+that got hold of it some other way. On both backends: in a container the app's services share the agent's
+network namespace, and the channel still comes from the app's hooks."""
 
 import asyncio
 
@@ -33,14 +34,16 @@ def run(task, agent, tmp_path, **opts):
     return asyncio.run(Trial(TASKS[task], agent, TrialOptions(**opts), tmp_path).run())
 
 
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 @pytest.mark.parametrize("task", ["anki/161", "obs/79"])
-def test_gui_mode_does_not_count_what_the_api_did(task, tmp_path):
-    r = run(task, ThroughTheApi(TASKS[task]), tmp_path / "strict", mode="gui")
+def test_gui_mode_does_not_count_what_the_api_did(task, backend, tmp_path):
+    r = run(task, ThroughTheApi(TASKS[task]), tmp_path / "strict", mode="gui", backend=backend)
     assert not r.success and r.failure == "mode_violation", r.failure_detail
     assert r.kscr == 0.0 and r.verdict.mode_violation
     assert all(not s.reached and s.api_only_seq is not None for s in r.verdict.key_steps if s.id in r.verdict.mode_violation)
 
-    counted = run(task, ThroughTheApi(TASKS[task]), tmp_path / "counted", mode="gui", count_api_in_gui=True)
+    counted = run(task, ThroughTheApi(TASKS[task]), tmp_path / "counted", mode="gui", count_api_in_gui=True,
+                  backend=backend)
     assert counted.success and counted.verdict.mode_violation == r.verdict.mode_violation
     assert {s.channel for s in counted.verdict.key_steps if s.reached} == {"api"}
     report = build([(str(tmp_path / "counted"), counted)], [{}])

@@ -39,3 +39,36 @@ async def test_agent_and_app_share_home_but_not_the_apps_private_data(any_env):
     assert code != 0 and "hunter2" not in text and "Permission denied" in text
     code, text = await output(env, ["cat", f"{private}/settings.ini"])  # the app reads its own
     assert code == 0 and "hunter2" in text
+
+
+async def test_the_agent_cannot_plant_what_the_app_reads_or_swap_its_folders(any_env):
+    """The app opens links and files through handlers in ~/.config and ~/.local/share, and reads its private
+    folder by path: the agent may read those roots but not write them, and may not rename the private folder
+    (or a folder on the way to it) to put its own in its place. HOME itself stays shared for work files."""
+    env = any_env
+    home = env.home
+    private = f"{home}/.local/share/theapp"
+    await env.write_text(f"{private}/collection.db", "the app's\n")
+    await env.write_text(f"{home}/.config/mimeapps.list", "[Default Applications]\n")
+    await env.write_text(f"{home}/notes.txt", "a work file\n")
+    await env.hand_over([private])
+    attempts = {
+        "handler": f"printf '[Desktop Entry]\\nExec=sh -c id\\n' > {home}/.local/share/applications/x.desktop",
+        "apps_dir": f"mkdir -p {home}/.local/share/applications",
+        "mimeapps": f"echo 'x-scheme-handler/https=x.desktop' >> {home}/.config/mimeapps.list",
+        "autostart": f"mkdir {home}/.config/autostart",
+        "rename_private": f"mv {private} {home}/.local/share/theapp.old",
+        "rename_config": f"mv {home}/.config {home}/config.old",
+        "rename_local": f"mv {home}/.local {home}/local.old",
+    }
+    for what, command in attempts.items():
+        code, text = await output(env, ["sh", "-c", command], agent=True)
+        assert code != 0, (what, text)
+    code, text = await output(env, ["sh", "-c", f"cat {home}/.config/mimeapps.list; ls -a {home}/.local/share"], agent=True)
+    assert code == 0 and "Default Applications" in text and "theapp" in text  # the agent still reads them
+    # work files in HOME: the agent writes and removes its own, changes the app's
+    code, text = await output(env, ["sh", "-c", f"echo mine > {home}/mine.txt && rm {home}/mine.txt && "
+                                                f"echo more >> {home}/notes.txt && mkdir {home}/Work && rmdir {home}/Work"], agent=True)
+    assert code == 0, text
+    code, text = await output(env, ["cat", f"{private}/collection.db", f"{home}/notes.txt"])
+    assert code == 0 and text == "the app's\na work file\nmore\n"

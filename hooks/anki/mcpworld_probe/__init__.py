@@ -13,11 +13,31 @@ import os
 import threading
 import traceback
 
-from . import probe_client
+from . import probe_client, probe_guard
 
 _cfg = probe_client.read_config()  # read and delete the one-time run config before anything else
 
+
+def _code_run(surface: str, code: str) -> None:
+    # before the refusal reaches the agent, the evaluator has it
+    _emit("code_run", {"surface": surface, "code": code, "blocked": True, "channel": "gui"})
+    if _client is not None:
+        _client.flush(5.0)
+
+
 if _cfg is not None:
+    # the first act: from here on no source the agent types (the Debug Console) compiles in this process
+    _guard = probe_guard.install(_code_run, [os.path.dirname(os.path.abspath(__file__))],
+                                 surfaces={"aqt/debug_console.py": "debug_console"})
+
+    from aqt import addons
+
+    def _refuse_install(self, file, manifest=None):
+        # an add-on runs inside Anki (where this probe runs) from its next start: none is installed in a run
+        _code_run("addon_install", f"<an add-on from {getattr(file, 'name', file)}>")
+        return addons.InstallError(errmsg="mcpworld: installing add-ons is turned off in this run")
+
+    addons.AddonManager.install = _refuse_install
     from aqt import gui_hooks, mw
     from aqt.qt import QTimer
 

@@ -11,9 +11,8 @@ config) it does nothing.
 
 from __future__ import annotations
 
+import ast
 import os
-import subprocess
-import sys
 import time
 import traceback
 
@@ -26,27 +25,53 @@ _last: dict | None = None
 _owner = object()  # the message-bus subscriptions' owner
 
 
-def _venv_site() -> None:
-    """The probe client needs `websockets` (>= 11), which Blender's Python may lack: take mcpworld's."""
-    python = os.environ.pop("MCPWORLD_PYTHON", "")
-    if python:
-        out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, timeout=30)
-        site = out.stdout.strip()
-        if site and site not in sys.path:
-            sys.path.append(site)
+# Blender evaluates what is typed into a number field or a modal operator as Python (`<expr as number>`,
+# `<string>`, after replacing unit names by factors): plain arithmetic on numbers and math's functions and constants passes, anything else
+# (a name, an attribute, a string) is code. Python it compiles from C otherwise: a text block's Run Script
+# (filename: the text's path), a driver's expression.
+_MATH = frozenset({"pi", "e", "tau", "inf", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "radians",
+                   "degrees", "floor", "ceil", "fabs", "pow", "exp", "log", "log10", "log2", "hypot", "fmod",
+                   "trunc", "copysign", "factorial", "abs", "round", "min", "max", "int", "float"})
+_OPERATORS = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Load)
+
+
+def _arithmetic(source: str | None) -> bool:
+    try:
+        tree = ast.parse(source or "", mode="eval")
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, _OPERATORS):
+            continue
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            continue
+        if isinstance(node, ast.Name) and node.id in _MATH:
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _MATH and not node.keywords:
+            continue
+        return False
+    return True
+
+
+def _from_c(source: str | None, filename) -> str | None:
+    # a number typed into a modal operator (S 2.5 Return) compiles as "<string>"
+    if filename in ("<expr as number>", "<expr as str>", "<string>") and _arithmetic(source):
+        return None
+    return {"<bpy driver>": "driver", "<expr as number>": "number_field", "<expr as str>": "text_field",
+            "<expr as intptr>": "python"}.get(filename, "text_editor")
 
 
 def start() -> None:
     global _client
-    _venv_site()
-    from . import probe_client
+    from . import probe_inapp
 
-    cfg = probe_client.read_config()
-    os.environ.pop(probe_client.CONFIG_ENV, None)
-    if cfg is None:
+    started = probe_inapp.start(
+        os.path.dirname(os.path.abspath(__file__)), [bpy.utils.resource_path("SYSTEM"), bpy.utils.resource_path("LOCAL")],
+        from_c=_from_c, surfaces={"modules/console_python.py": "python_console"},
+        own_lines={"modules/console_python.py": frozenset({"from mathutils import *", "from math import *"})})
+    if started is None:
         return
-    _client = probe_client.ProbeClient.from_config(cfg)
+    cfg, _client = started
     try:
         _watch(cfg)
     except Exception:  # the runner stops waiting for the app at once, with the trace (a port taken, ...)

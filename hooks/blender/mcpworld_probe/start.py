@@ -1,9 +1,7 @@
-"""What Blender runs at start (`blender --python start.py`): the probe package beside this file."""
-import faulthandler
+"""What Blender runs at start (`blender --python start.py`): the probe package beside this file. Its start
+(probe_inapp) turns on faulthandler and the guard first."""
 import os
 import sys
-
-faulthandler.enable(all_threads=True)  # a crash leaves every thread's Python stack in the app's log
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import mcpworld_probe  # noqa: E402

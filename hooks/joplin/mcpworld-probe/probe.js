@@ -34,6 +34,23 @@ function start() {
   const safe = (fn) => async (...a) => { try { return await fn(...a); } catch (e) { emit("probe_error", { where: fn.name, error: String(e && e.stack || e).slice(0, 2000) }); } };
   emit("probe_started", { pid: process.pid });
 
+  // ---- programs: the client starts none but its editor (`edit`, with the snapshot's `vi -Z`, which runs no
+  // shell command). Any other (the editor setting changed to a shell, ...) is refused and reported before it
+  // would start: a program running as the app's user could reach this process's memory.
+  const cp = require("child_process");
+  const isEditor = (file, args) => /(^|\/)vi$/.test(String(file)) && Array.isArray(args) && args[0] === "-Z";
+  for (const name of ["spawn", "spawnSync", "execFile", "execFileSync", "exec", "execSync", "fork"]) {
+    const original = cp[name];
+    cp[name] = function refusing(file, args, ...rest) {
+      if ((name === "spawn" || name === "spawnSync") && isEditor(file, args)) return original.call(this, file, args, ...rest);
+      const argv = [String(file), ...(Array.isArray(args) ? args.map(String) : [])];
+      emit("code_run", { surface: "program", code: argv.join(" ").slice(0, 4000), blocked: true });
+      const error = new Error(`mcpworld: starting ${argv[0]} is turned off in this run`);
+      if (name === "spawnSync") return { pid: 0, output: [], stdout: null, stderr: null, status: null, signal: null, error };
+      throw error;
+    };
+  }
+
   const CHECKBOX = "todo toggle $n";
   const NOTE_FIELDS = ["id", "title", "body", "parent_id", "is_todo", "todo_completed", "todo_due", "deleted_time", "latitude",
                        "longitude", "altitude", "author", "source_url", "markup_language", "is_conflict"];

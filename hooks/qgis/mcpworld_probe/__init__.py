@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 import traceback
 
@@ -29,27 +27,53 @@ _watched: set[str] = set()  # layers whose signals are connected
 _keep: list = []  # Qt objects (timers, connections' targets) that must outlive start()
 
 
-def _venv_site() -> None:
-    """The probe client needs `websockets` (>= 11), which Debian's Python lacks: take mcpworld's."""
-    python = os.environ.pop("MCPWORLD_PYTHON", "")
-    if python:
-        out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, timeout=30)
-        site = out.stdout.strip()
-        if site and site not in sys.path:
-            sys.path.append(site)
+# What QGIS's C++ runs through its Python runner on its own (libqgispython and libqgis_app: plugin
+# bookkeeping, opening the console and the plugin manager, the project macro calls whose macros then run in
+# qgis/utils.py, where the guard judges them): per line one import, one call of a function of qgis.utils,
+# the console or the plugin installer with literal arguments only, or a literal assigned to a qgis.utils
+# setting. None of them reaches the project (qgis.utils.iface is an attribute, not a call: not allowed).
+_STRING = r"""(?:u?'[^'\\\n]*'|u?"[^"\\\n]*")"""
+_LITERAL = r"""(?:""" + _STRING + r"""|-?\d+|True|False|None|[A-Za-z_]\w*=(?:True|False|-?\d+))"""
+_ARGS = r"""\((?:""" + _LITERAL + r"""(?:\s*,\s*""" + _LITERAL + r""")*)?\)"""
+_OWN = re.compile(r"""\s*(?:"""
+                  r"""(?:import|from)\s+[\w.]+(?:\s+import\s+[\w*, ]+)?"""
+                  r"""|(?:qgis\.utils|console|sys\.path)\.\w+""" + _ARGS +
+                  r"""|pyplugin_installer(?:\.instance\(\))?(?:\.\w+)+""" + _ARGS +
+                  r"""|qgis\.utils\.\w+\s*=\s*(?:\[(?:""" + _STRING + r"""(?:\s*,\s*""" + _STRING + r""")*)?\]|"""
+                  + _LITERAL + r""")"""
+                  r"""|'\\n'\.join\(qgis\.utils\.\w+\)|sys\.version|str\(sys\.path\)"""
+                  r""")\s*;?\s*""")
+
+
+def _from_cpp(source: str | None, filename) -> str | None:
+    """The guard's rule for Python that QGIS's C++ compiles: its own calls pass, anything else (a Python layer
+    action, an expression function) is the surface `python_runner`."""
+    if source is not None and all(_OWN.fullmatch(line) for line in source.splitlines() if line.strip()):
+        return None
+    return "python_runner"
+
+
+# the imports QGIS's Python console runs as it opens (console/console_sci.py, _init_commands, 3.22)
+_CONSOLE_START = frozenset({
+    "import sys", "import os", "import re", "import math", "from qgis.core import *", "from qgis.gui import *",
+    "from qgis.analysis import *", "from qgis._3d import *", "import processing", "import qgis.utils",
+    "from qgis.utils import iface", "from qgis.PyQt.QtCore import *", "from qgis.PyQt.QtGui import *",
+    "from qgis.PyQt.QtWidgets import *", "from qgis.PyQt.QtNetwork import *", "from qgis.PyQt.QtXml import *"})
 
 
 def start() -> None:
     global _client
-    _venv_site()
-    from . import probe_client
+    from . import probe_inapp
 
-    cfg = probe_client.read_config()
-    os.environ.pop(probe_client.CONFIG_ENV, None)
-    if cfg is None:
+    started = probe_inapp.start(
+        os.path.dirname(os.path.abspath(__file__)), ["/usr/share/qgis/python", "/usr/lib/qgis"], from_c=_from_cpp,
+        own_lines={"console/console_sci.py": _CONSOLE_START},
+        surfaces={"console/console_sci.py": "python_console", "console/console_editor.py": "python_console",
+                  "processing/script/ScriptEditorDialog.py": "processing_script",
+                  "processing/algs/qgis/FieldPyculator.py": "field_pyculator"})
+    if started is None:
         return
-    _client = probe_client.ProbeClient.from_config(cfg)
+    cfg, _client = started
     try:
         _watch(cfg)
     except Exception:  # the runner stops waiting for the app at once, with the trace (a port taken, ...)

@@ -153,7 +153,9 @@ const METHODS = {
       edit.createFile(uri, { ignoreIfExists: true });
       await apply(edit, "create the file");
     }
+    // in its editor, as the tool says and as a person edits it
     const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: false });
     const whole = new vscode.WorkspaceEdit();
     whole.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
     await apply(whole, "write the file");
@@ -358,9 +360,18 @@ const METHODS = {
     return s;
   },
 
+  // with `all`, every change is staged first (Source Control's "Stage All Changes", reported as its own
+  // git_state), then committed, as a person does in the Source Control view
   git_commit: async ({ message, all = true }) => {
     if (typeof message !== "string" || !message.trim()) throw new BridgeError("a commit message is required");
-    return gitDo("the commit", (repo) => repo.commit(message, { all }));
+    return gitDo("the commit", async (repo) => {
+      if (all) {
+        await repo.add([]);
+        for (let i = 0; i < 60 && !repo.state.indexChanges.length; i++) await sleep(50);
+        await git.reported();
+      }
+      await repo.commit(message, { all });
+    });
   },
 
   git_checkout: async ({ branch }) => {

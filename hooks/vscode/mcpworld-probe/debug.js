@@ -1,11 +1,13 @@
 // Breakpoints and debug sessions through VS Code's debug API: `breakpoints_changed` with the whole list,
 // `debug_started` / `debug_ended`, and `debug_stopped` where a session pauses (the top frame's file and line).
+// The state keeps every breakpoint by VS Code's own id and every session started since the probe began, by
+// its id, with where it last paused (its top frame) and whether it has ended.
 "use strict";
 
 const vscode = require("vscode");
 const state = require("./state");
 
-let started = 0;
+const sessions = new Map();   // id -> the session's record, from its start on
 let inflight = 0;   // a pause being read (its stack trace), not yet reported
 const waiters = new Set();
 
@@ -27,11 +29,19 @@ function pending() {
   return inflight;
 }
 
+// source breakpoints (and function breakpoints) by VS Code's id; a logpoint and a hit count are kept too
 function breakpoints() {
-  return vscode.debug.breakpoints.filter((b) => b instanceof vscode.SourceBreakpoint).map((b) => ({
-    path: state.rel(b.location.uri), line: b.location.range.start.line + 1, enabled: b.enabled,
-    condition: b.condition ?? null,
-  }));
+  const out = [];
+  for (const b of vscode.debug.breakpoints) {
+    const common = { id: b.id, enabled: b.enabled, condition: b.condition ?? null, hit_condition: b.hitCondition ?? null,
+                     log_message: b.logMessage ?? null };
+    if (b instanceof vscode.SourceBreakpoint) {
+      out.push({ ...common, kind: "source", path: state.rel(b.location.uri), line: b.location.range.start.line + 1 });
+    } else if (b instanceof vscode.FunctionBreakpoint) {
+      out.push({ ...common, kind: "function", function: b.functionName });
+    }
+  }
+  return out;
 }
 
 // `configuration`: the launch configuration the session came from (the JavaScript debugger runs each
@@ -46,16 +56,19 @@ function session(s) {
 
 function snapshot() {
   const s = vscode.debug.activeDebugSession;
-  return { breakpoints: breakpoints(), session: s ? session(s) : null, sessions_started: started };
+  return { breakpoints: breakpoints(), session: s ? session(s) : null, debug_sessions: [...sessions.values()] };
 }
 
 function watch(emit, sub) {
   sub(vscode.debug.onDidChangeBreakpoints(() => emit("breakpoints_changed", { breakpoints: breakpoints() })));
   sub(vscode.debug.onDidStartDebugSession((s) => {
-    started += 1;
-    emit("debug_started", session(s));
+    sessions.set(s.id, { id: s.id, ...session(s), parent: s.parentSession ? s.parentSession.id : null, ended: false,
+                         last_pause: null });
+    emit("debug_started", { ...session(s), id: s.id, parent: s.parentSession ? s.parentSession.id : null });
   }));
   sub(vscode.debug.onDidTerminateDebugSession((s) => {
+    const rec = sessions.get(s.id);
+    if (rec) rec.ended = true;
     emit("debug_ended", session(s));
     settle("ended");
   }));
@@ -69,6 +82,8 @@ function watch(emit, sub) {
         // code-server's debugger names sources as vscode-remote://host:port/path
         const src = f.source && f.source.path;
         const p = src ? state.relPath(src.includes("://") ? vscode.Uri.parse(src).path : src) : null;
+        const rec = sessions.get(item.session.id);
+        if (rec) rec.last_pause = { path: p, line: f.line, function: f.name };
         emit("debug_stopped", { ...session(item.session), path: p, line: f.line, function: f.name });
         settle("paused");
       }, () => {}).finally(() => { inflight -= 1; });

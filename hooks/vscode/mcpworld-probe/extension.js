@@ -112,12 +112,23 @@ function activate(context) {
     renames: e.files.map((f) => ({ old: state.rel(f.oldUri), new: state.rel(f.newUri) })) })));
 
   sub(vscode.window.onDidOpenTerminal((t) => emit("terminal_opened", { name: t.name })));
+  const fsPath = (where) => (where ? (typeof where === "string" ? where : where.fsPath) : null);
+  // where each command started: the folder the shell reported at its prompt, read when the command starts (the
+  // execution's own cwd, read at its end, is sometimes already the folder a `cd` on the same line went to)
+  const startedIn = new WeakMap();
+  if (vscode.window.onDidStartTerminalShellExecution) {
+    sub(vscode.window.onDidStartTerminalShellExecution((e) => {
+      startedIn.set(e.execution, fsPath(e.shellIntegration.cwd || e.execution.cwd || e.terminal.creationOptions.cwd)
+                                 || state.root());
+    }));
+  }
   if (vscode.window.onDidEndTerminalShellExecution) {
     sub(vscode.window.onDidEndTerminalShellExecution((e) => {
       // the first command of a new terminal can end before the shell has reported where it is
-      const where = e.execution.cwd || e.shellIntegration.cwd || e.terminal.creationOptions.cwd;
-      const cwd = where ? (typeof where === "string" ? where : where.fsPath) : null;
+      const cwd = fsPath(e.execution.cwd || e.shellIntegration.cwd || e.terminal.creationOptions.cwd);
+      const start = startedIn.get(e.execution) ?? null;
       emit("terminal_command", { command: e.execution.commandLine.value, cwd, cwd_rel: cwd ? state.relPath(cwd) : null,
+                                 start_cwd: start, start_cwd_rel: start ? state.relPath(start) : null,
                                  exit_code: e.exitCode ?? null, terminal: e.terminal.name });
     }));
   }

@@ -43,9 +43,11 @@ async function snapshot() {
     if (ref.name && ref.commit) branches[ref.name] = { commit: ref.commit, message: (await commitInfo(repo, ref.commit) || {}).message ?? null };
   }
   const changed = new Set();
+  const where = (c) => state.rel(c.uri) || c.uri.fsPath;
   for (const c of [...s.workingTreeChanges, ...s.indexChanges, ...s.mergeChanges, ...(s.untrackedChanges || [])]) {
-    changed.add(state.rel(c.uri) || c.uri.fsPath);
+    changed.add(where(c));
   }
+  const staged = [...new Set(s.indexChanges.map(where))].sort();
   return {
     branch: head.name ?? null,
     commit: commit ? commit.hash : head.commit ?? null,
@@ -53,6 +55,7 @@ async function snapshot() {
     parents: commit ? commit.parents : [],
     changes: changed.size,
     changed: [...changed].sort(),
+    staged,
     branches,
   };
 }
@@ -77,7 +80,7 @@ function watch(emit, sub) {
   const reportNow = async () => {
     const now = await snapshot();
     if (!now) return;
-    const key = JSON.stringify([now.branch, now.commit, now.changed]);
+    const key = JSON.stringify([now.branch, now.commit, now.changed, now.staged]);
     if (last !== null && key !== last) {
       const { branches, ...head } = now;
       emit("git_state", head);
@@ -103,4 +106,11 @@ async function repo() {
   return r;
 }
 
-module.exports = { snapshot, watch, repo, pending };
+// resolves once nothing is waiting to be reported (after at least one debounce)
+async function reported(ms = 3000) {
+  const sleep = (t) => new Promise((r) => setTimeout(r, t));
+  await sleep(200);
+  for (let waited = 200; waited < ms && inflight > 0; waited += 50) await sleep(50);
+}
+
+module.exports = { snapshot, watch, repo, pending, reported };
