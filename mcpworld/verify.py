@@ -29,6 +29,8 @@ RECORD_VERSION = 1
 GUI_SAMPLE = 6           # GUI oracles CI re-proves besides the changed ones
 CHANGED_CAP = 3          # changed GUI oracles CI re-proves per app (the rest join the sample's pool)
 NEAR_MISS_SAMPLE = 3     # unchanged tasks per app whose near miss CI re-proves (the records prove the rest)
+CHANGED_NEAR_MISS_CAP = 4  # changed tasks per app whose near miss CI re-proves (a whole app re-proven would
+                           # otherwise put all its tasks in the plan: 151 near misses, 17 min, after issue 32)
 MUTANT_SAMPLE = 2        # tasks per app one of whose recorded killed mutants CI re-runs
 SAMPLE_SEED = "mcpworld-ci-1"
 
@@ -283,11 +285,14 @@ def mutant_plan(ready: dict[str, ResolvedTask], records: dict[str, AppRecords]) 
 
 
 def near_miss_plan(ready: dict[str, ResolvedTask], changed: set[str]) -> list[tuple[str, str, str]]:
-    """One near miss (by the seed) of every task in `changed` and of NEAR_MISS_SAMPLE other tasks per app."""
+    """One near miss (by the seed) of CHANGED_NEAR_MISS_CAP tasks per app in `changed` and of NEAR_MISS_SAMPLE
+    other tasks per app."""
     with_misses = [k for k, rt in ready.items() if rt.task.near_misses]
-    chosen = [k for k in with_misses if k in changed]
+    chosen = []
     for app in sorted({ready[k].app.id for k in with_misses}):
-        chosen += _seeded(k for k in with_misses if ready[k].app.id == app and k not in changed)[:NEAR_MISS_SAMPLE]
+        of_app = [k for k in with_misses if ready[k].app.id == app]
+        chosen += _seeded(k for k in of_app if k in changed)[:CHANGED_NEAR_MISS_CAP]
+        chosen += _seeded(k for k in of_app if k not in changed)[:NEAR_MISS_SAMPLE]
     plan = []
     for key in chosen:
         misses = {a: m for _, m, a in solution_jobs(ready[key]) if a.startswith(NEAR_MISS)}
