@@ -53,7 +53,8 @@ def python_roots() -> list[str]:
 
 class Guard:
     def __init__(self, report, trusted_roots: list[str], surfaces: dict[str, str] | None = None,
-                 trusted_generators: tuple[str, ...] = (), from_c=None, own_lines: dict[str, frozenset[str]] | None = None):
+                 trusted_generators: tuple[str, ...] = (), from_c=None, own_lines: dict[str, frozenset[str]] | None = None,
+                 generator_roots: list[str] = (), not_generators: tuple[str, ...] = ()):
         """report(surface, code): called once per refused compile or exec, before the hook refuses it.
         surfaces: a caller's file name ending -> the app's name for that entry point.
         trusted_generators: file name endings of the app's own modules that compile source they build.
@@ -62,13 +63,19 @@ class Guard:
         (Anki, a Python program, compiles nothing from C); an app that compiles what a user types from C
         (a number field evaluated as Python, a layer action) names those.
         own_lines: a module's file name ending -> the exact lines it compiles itself (a console's start-up
-        imports): those pass while that module is on the stack."""
+        imports): those pass while that module is on the stack.
+        generator_roots: folders of the app's own code whose every module compiles only source it builds (an
+        app whose Python talks to its C++ in strings: a FreeCAD command's Gui.doCommand); not_generators: file
+        name endings under them that compile what a user typed (an eval of a preference's text)."""
         self._report = report
         self._from_c = from_c
         self._own_lines = dict(own_lines or {})
         self._roots = tuple(os.path.join(os.path.realpath(r), "") for r in trusted_roots)
         self._surfaces = dict(surfaces or {})
         self._generators = GENERATORS + tuple(trusted_generators)
+        self._generator_roots = tuple(os.path.join(os.path.realpath(r), "") for r in generator_roots)
+        self._not_generators = tuple(not_generators)
+        self._generator_file: dict[str, bool] = {}
         self._inside = threading.local()
         self._trusted_file: dict[str, bool] = {}
 
@@ -87,7 +94,15 @@ class Guard:
 
     def _generator(self, frame) -> bool:
         f = frame.f_code.co_filename
-        return f.endswith(self._generators) and self._under_roots(f)
+        if not self._under_roots(f):
+            return False
+        if f.endswith(self._generators):
+            return True
+        known = self._generator_file.get(f)
+        if known is None:
+            known = self._generator_file[f] = (os.path.realpath(f).startswith(self._generator_roots)
+                                               and not f.endswith(self._not_generators))
+        return known
 
     def _allowed(self, event: str, args: tuple, caller) -> bool:
         if caller is None:  # called from C with no Python frame: the app's embedding code
@@ -145,10 +160,13 @@ class Guard:
 
     def _of_a_trusted_file(self, event: str, args: tuple) -> bool:
         """Source C compiles under the name of a trusted file that holds it: Python's own traceback printer
-        parsing a line it shows (for the carets under an error), or the app compiling its own file. A text
-        the agent edited under such a name (a script template changed in an editor) is not in the file."""
+        parsing a line it shows (for the carets under an error), or the app compiling its own file; or C
+        running a trusted file (PyRun_File compiles no source it was given: None). A text the agent edited
+        under such a name (a script template changed in an editor) is not in the file."""
         if event != "compile" or len(args) < 2 or not self._under_roots(args[1]):
             return False
+        if args[0] is None:
+            return True
         src = _text(args[0])
         if not isinstance(src, str) or not src.strip():
             return False

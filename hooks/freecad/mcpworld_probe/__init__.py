@@ -13,7 +13,6 @@ run config) it does nothing.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 import traceback
@@ -27,15 +26,20 @@ _last: dict | None = None
 _keep: list = []  # observers, timers and Qt objects that must outlive start()
 
 
-def _venv_site() -> None:
-    """The probe client needs `websockets` (>= 11), which Debian's Python lacks: take mcpworld's."""
-    python = os.environ.pop("MCPWORLD_PYTHON", "")
-    if python:
-        out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, timeout=30)
-        site = out.stdout.strip()
-        if site and site not in sys.path:
-            sys.path.append(site)
+# files of FreeCAD's own Python that evaluate text a user can set: a Path preference (Tools > Edit parameters)
+# and an add-on's macro the Addon Manager runs
+NOT_GENERATORS = ("Path/PathScripts/PathPreferences.py", "Path/PathScripts/PathSurfaceSupport.py",
+                  "AddonManager/AddonManager.py")
+
+
+def _from_c(source: str | None, filename) -> str | None:
+    """FreeCAD's C++ runs Python in strings: every GUI command's doCommand, "<string>" (judged as its own,
+    whatever it holds: the values in it were typed into fields of FreeCAD's dialogs, not as code). A file
+    it runs (a macro: PyRun_File compiles it as None) is the agent's unless it is a trusted file (the guard
+    lets those pass before this rule)."""
+    if source is None:
+        return "macro"
+    return None if filename == "<string>" else "python"
 
 
 def start() -> None:
@@ -43,14 +47,20 @@ def start() -> None:
     if _started:
         return
     _started = True
-    _venv_site()
-    from . import probe_client
+    import FreeCAD as App
 
-    cfg = probe_client.read_config()
-    os.environ.pop(probe_client.CONFIG_ENV, None)
-    if cfg is None:
+    from . import probe_inapp
+
+    probe = os.path.dirname(os.path.abspath(__file__))
+    mods = [os.path.join(App.getResourceDir(), "Mod"), os.path.join(App.getHomePath(), "Mod")]
+    started = probe_inapp.start(
+        probe, [App.getResourceDir(), App.getHomePath()], from_c=_from_c,
+        # the Python console compiles through Python's codeop; FreeCAD's own commands and the probe's bridge
+        # call Gui.doCommand or C++ commands that do, with their own frame the caller
+        surfaces={"codeop.py": "python_console"}, generator_roots=[*mods, probe], not_generators=NOT_GENERATORS)
+    if started is None:
         return
-    _client = probe_client.ProbeClient.from_config(cfg)
+    cfg, _client = started
     try:
         _watch(cfg)
     except Exception:  # the runner stops waiting for ui_ready at once, with the trace (a port taken, ...)

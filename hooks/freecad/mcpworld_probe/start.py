@@ -1,13 +1,8 @@
 """What FreeCAD runs at start (`freecad .../start.py`, once its main window is up). FreeCAD runs the file
-twice (imported under its own name, then as __main__): the probe package starts once per process."""
-import faulthandler
+twice (imported under its own name, then as __main__): the probe package starts once per process. Its start
+(probe_inapp) turns on faulthandler and the guard first."""
 import os
 import sys
-
-try:  # a crash leaves every thread's Python stack in the app's log (FreeCAD's own stderr has no file)
-    faulthandler.enable(file=sys.__stderr__, all_threads=True)
-except (AttributeError, ValueError, OSError):
-    pass
 
 _root = os.path.dirname(os.environ.get("MCPWORLD_PROBE_DIR", "").rstrip("/"))
 if _root and _root not in sys.path:
