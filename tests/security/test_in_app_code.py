@@ -106,6 +106,9 @@ def test_blender_python_console_runs_nothing(backend, tmp_path):
     ], tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
     assert_refused(result, events, "python_console", "scale = (2.5", "transform_changed")
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_joplin_starts_no_program_but_its_editor(backend, tmp_path):
     """`:config editor bash` then `:edit`: the client would run the note as a shell script, as the app's user."""
     result, out, events = run("joplin/100", [
