@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import threading
@@ -28,13 +29,17 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect
 
 CONFIG_ENV = "MCPWORLD_PROBE_CONFIG"
+PR_SET_DUMPABLE = 4
 
 
 def read_config(path: str | None = None) -> dict | None:
-    """Read and delete the one-time run config; None when there is none (not under mcpworld)."""
+    """Read and delete the one-time run config; None when there is none (not under mcpworld). A process that
+    holds one is made non-dumpable first: a program of the app's own user (one the app starts) cannot read
+    the run's secret from its memory (/proc/<pid>/mem, ptrace), nor dump it in a core file."""
     path = path or os.environ.get(CONFIG_ENV)
     if not path or not os.path.exists(path):
         return None
+    not_dumpable()
     try:
         with open(path) as f:
             cfg = json.load(f)
@@ -44,6 +49,13 @@ def read_config(path: str | None = None) -> dict | None:
         except OSError:
             pass
     return cfg
+
+
+def not_dumpable() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl (not Linux): nothing more to close
+        pass
 
 
 class ProbeClient:
