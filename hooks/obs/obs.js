@@ -327,3 +327,31 @@ mcpworld.hook('_Z20TakeSourceScreenshotP10obs_sourceRbjj', {
     mcpworld.emit('source_screenshot_rendered', this.p);
   },
 }, 'obs-websocket.so');
+
+// -- code OBS could be made to run (apps/obs/NOTES.md, code-entry surfaces) -----------------------------------
+// OBS's memory holds obs-websocket's password: no program of its user reads it
+mcpworld.notDumpable();
+
+// Tools > Scripts: a Lua or Python file (one the agent's bash wrote) would run inside OBS. Refused: OBS's
+// Scripts window then adds nothing, as for a file it cannot load
+const SCRIPT_CREATE = mcpworld.addressOf('obs_script_create', 'libobs-scripting.so.29');
+const refuseScript = new NativeCallback((path, _settings) => {
+  mcpworld.codeRun('script', mcpworld.cstr(path));
+  return ptr(0);
+}, 'pointer', ['pointer', 'pointer']);
+if (SCRIPT_CREATE === null) mcpworld._missing('obs_script_create', 'libobs-scripting.so.29');
+else Interceptor.replace(SCRIPT_CREATE, refuseScript);
+
+// The programs libobs starts through `sh -c` (the recording muxer, obs-ffmpeg-mux, with the output's custom
+// muxer settings inside double quotes): a line a shell would run more than one program from, or substitute
+// into, runs `false` instead, and is recorded
+const NO_PROGRAM = Memory.allocUtf8String('false');
+mcpworld.hook('os_process_pipe_create', {
+  onEnter(a) {
+    const line = mcpworld.cstr(a[0]);
+    if (line !== null && mcpworld.shellCode(line)) {
+      mcpworld.codeRun('program', line);
+      a[0] = NO_PROGRAM;
+    }
+  },
+}, LIBOBS);

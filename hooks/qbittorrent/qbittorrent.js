@@ -209,3 +209,25 @@ for (const name of ['_ZN10libtorrent14session_handle14apply_settingsEONS_13setti
     },
   }, LT);
 }
+
+// -- code qBittorrent could be made to run (apps/qbittorrent/NOTES.md, code-entry surfaces) -----------------
+// the WebUI's sessions live in its memory: no program of its user reads them
+mcpworld.notDumpable();
+
+// Options > Downloads > "Run external program" on a torrent added or finished: a command line of the agent's
+// choosing, run as the app's user. Refused (qBittorrent runs nothing) and recorded
+const refuseProgram = new NativeCallback((_app, program, _torrent) => {
+  mcpworld.codeRun('program', qstring(program));
+}, 'void', ['pointer', 'pointer', 'pointer']);
+// Search > Search plugins > Install a new one: a plugin file is Python that qBittorrent runs at once (to read
+// its capabilities) and on every search. Refused (nothing installed) and recorded
+const refusePlugin = new NativeCallback((_manager, source) => {
+  mcpworld.codeRun('search_plugin', qstring(source));
+}, 'void', ['pointer', 'pointer']);
+for (const [symbol, replacement] of [
+  ['_ZNK11Application18runExternalProgramERK7QStringPKN10BitTorrent7TorrentE', refuseProgram],
+  ['_ZN19SearchPluginManager13installPluginERK7QString', refusePlugin]]) {
+  const addr = mcpworld.addressOf(symbol, M);
+  if (addr === null) mcpworld._missing(symbol, M);
+  else Interceptor.replace(addr, replacement);
+}

@@ -7,6 +7,9 @@
 //   mcpworld.emit('scene_created', {name: ...})               -> one milestone event
 //   mcpworld.fn('obs_source_get_name', 'pointer', ['pointer'], 'libobs.so.29')  -> callable NativeFunction
 //   mcpworld.json(text)                                       -> parsed JSON or null, never throws
+//   mcpworld.codeRun('script', path)                         -> a code_run event (the hook refuses the code)
+//   mcpworld.notDumpable()                                   -> other processes of the app's user cannot read its memory
+//   mcpworld.shellCode(line)                                 -> whether a shell would run more than one program
 //   mcpworld.apiEntry('RequestHandler_symbol', 'plugin.so')  -> from then on every milestone says its
 //       channel: 'api' while a thread is inside that function (the app's API request handler), else 'gui'.
 //       Pick one that lets no C++ exception out: onLeave replaces the return address, and an exception
@@ -100,6 +103,35 @@ const mcpworld = {
   },
   _inApi: 0,
   _hasApi: false,
+
+  // Code the app was made to run (a script it loads, a program it starts): recorded as `code_run` (such a
+  // trial is never a pass); the hook that calls this refuses it
+  codeRun(surface, code) {
+    mcpworld.emit('code_run', {surface: surface, code: String(code).slice(0, 4000), blocked: true});
+  },
+
+  // The app's memory out of reach of other processes of its user (a program it starts): only root can read
+  // a non-dumpable process (prctl PR_SET_DUMPABLE = 0)
+  notDumpable() {
+    const prctl = mcpworld.fn('prctl', 'int', ['int', 'ulong', 'ulong', 'ulong', 'ulong']);
+    if (prctl !== null) prctl(4, 0, 0, 0, 0);
+  },
+
+  // A shell command line with more than one program in it or a substitution: `$`, a backtick anywhere (both
+  // expand inside double quotes), ; | & < > or a newline outside quotes
+  shellCode(line) {
+    let quote = null;
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i];
+      if (c === '\\' && quote !== "'") { i++; continue; }
+      if (quote === "'") { if (c === "'") quote = null; continue; }
+      if (c === '$' || c === '`') return true;
+      if (quote === '"') { if (c === '"') quote = null; continue; }
+      if (c === '"' || c === "'") quote = c;
+      else if (';|&<>\n'.includes(c)) return true;
+    }
+    return false;
+  },
 
   emit(event, payload) {
     const p = payload || {};
