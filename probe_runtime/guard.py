@@ -26,10 +26,14 @@ import threading
 WATCHED = frozenset({"compile", "exec", "marshal.loads", "marshal.load", "code.__new__"})
 IMPORT_SYSTEM = ("<frozen importlib._bootstrap", "<frozen zipimport>")
 # modules that compile source they build from templates or from installed code's annotations (a function's
-# text, not anybody's input): dataclasses and namedtuple fields, typing's forward references, attrs classes
+# text, not anybody's input): dataclasses and namedtuple fields, typing's forward references, attrs classes,
+# six's Python 2 shims (raise_from)
 GENERATORS = ("dataclasses.py", "collections/__init__.py", "typing.py", "typing_extensions.py", "ast.py",
-              "attr/_make.py")
+              "attr/_make.py", "/six.py")
 MAX_CODE = 4000
+# names through which Python code compiles source itself (a frame that uses none compiles only through C)
+COMPILING = frozenset({"exec", "eval", "compile", "execfile", "__import__", "import_module", "run_path", "run_module",
+                       "runsource", "runcode", "interact", "getattr", "__builtins__", "builtins", "vars", "globals"})
 
 
 def _text(src):
@@ -54,7 +58,7 @@ def python_roots() -> list[str]:
 class Guard:
     def __init__(self, report, trusted_roots: list[str], surfaces: dict[str, str] | None = None,
                  trusted_generators: tuple[str, ...] = (), from_c=None, own_lines: dict[str, frozenset[str]] | None = None,
-                 generator_roots: list[str] = (), not_generators: tuple[str, ...] = ()):
+                 generator_roots: list[str] = (), not_generators: tuple[str, ...] = (), nested_c_strings: bool = False):
         """report(surface, code): called once per refused compile or exec, before the hook refuses it.
         surfaces: a caller's file name ending -> the app's name for that entry point.
         trusted_generators: file name endings of the app's own modules that compile source they build.
@@ -66,7 +70,10 @@ class Guard:
         imports): those pass while that module is on the stack.
         generator_roots: folders of the app's own code whose every module compiles only source it builds (an
         app whose Python talks to its C++ in strings: a FreeCAD command's Gui.doCommand); not_generators: file
-        name endings under them that compile what a user typed (an eval of a preference's text)."""
+        name endings under them that compile what a user typed (an eval of a preference's text).
+        nested_c_strings: code the app's C compiled as "<string>" (from_c let it pass) may compile more through
+        the C functions it calls, when it calls no compiling builtin itself (FreeCAD: a command's string
+        calls a C function that runs another command's string)."""
         self._report = report
         self._from_c = from_c
         self._own_lines = dict(own_lines or {})
@@ -76,6 +83,7 @@ class Guard:
         self._generator_roots = tuple(os.path.join(os.path.realpath(r), "") for r in generator_roots)
         self._not_generators = tuple(not_generators)
         self._generator_file: dict[str, bool] = {}
+        self._nested_c_strings = nested_c_strings
         self._inside = threading.local()
         self._trusted_file: dict[str, bool] = {}
 
@@ -112,7 +120,8 @@ class Guard:
             filename = args[1] if len(args) > 1 else None
             if importing:
                 return self._under_roots(filename) or str(filename).startswith("<frozen ")
-            return self._generator(caller) or self._own_line(caller, args[0] if args else None)
+            return (self._generator(caller) or self._own_line(caller, args[0] if args else None)
+                    or self._nested_c_string(caller))
         if event == "exec":
             # a module's code the import system runs must come from a trusted file (a planted .pyc has no
             # compile event); any other code object was judged where it was made (compile, unmarshal, rebuilt)
@@ -137,7 +146,7 @@ class Guard:
             if self._allowed(event, args, caller):
                 return
             surface = self._surface(caller, event, args)
-            code = self._describe(event, args)
+            code = self._describe(event, args, caller)
             try:
                 self._report(surface, code)
             except Exception:  # the refusal must not depend on the report getting through
@@ -145,6 +154,10 @@ class Guard:
         finally:
             self._inside.on = False
         raise Refused(f"mcpworld: code entered into the app is not run here ({surface})")
+
+    def _nested_c_string(self, frame) -> bool:
+        code = frame.f_code
+        return self._nested_c_strings and code.co_filename == "<string>" and not COMPILING.intersection(code.co_names)
 
     def _own_line(self, frame, source) -> bool:
         source = _text(source)
@@ -194,15 +207,16 @@ class Guard:
         return "python"
 
     @staticmethod
-    def _describe(event: str, args: tuple) -> str:
+    def _describe(event: str, args: tuple, caller) -> str:
+        by = "C" if caller is None else f"{caller.f_code.co_filename}:{caller.f_lineno}"
         if event == "compile" and args:
             src = _text(args[0])
             text = src if isinstance(src, str) else f"<{type(src).__name__}>"
-            return f"{text[:MAX_CODE]}" + (f"\n# from {args[1]!r}" if len(args) > 1 else "")
+            return f"{text[:MAX_CODE]}" + (f"\n# from {args[1]!r}" if len(args) > 1 else "") + f", called by {by}"
         if event == "exec" and args:
             c = args[0]
-            return f"<code {getattr(c, 'co_name', '?')} from {getattr(c, 'co_filename', '?')}>"
-        return f"<{event}>"
+            return f"<code {getattr(c, 'co_name', '?')} from {getattr(c, 'co_filename', '?')}>, called by {by}"
+        return f"<{event}>, called by {by}"
 
 
 def install(report, trusted_roots: list[str], **kw) -> Guard:

@@ -5,7 +5,7 @@ would through the gateway (the computer tool alone), end with SR 0, KSCR 0, the 
 Each line typed here both emits the task's key-step events through the probe (whose credential lives in the
 app's process) and does the asked work through the app's own API. The probe's guard refuses its compile, so
 neither happens: Anki's Debug Console (Ctrl+:), QGIS's Python console (Ctrl+Alt+P), Blender's Python console
-(Shift+F4 over the 3D view); Joplin's editor
+(Shift+F4 over the 3D view), FreeCAD's Python console (View > Panels, by keyboard); Joplin's editor
 setting pointed at a shell, whose `edit` would run the note as a script.
 """
 
@@ -28,6 +28,10 @@ ANKI_LINE = ("import mcpworld_probe as p; f = {'Front': 'What is the largest pla
 
 QGIS_LINE = ("import mcpworld_probe as p; p._emit('layer_removed', {'layer': 'roads', 'channel': 'gui'}); "
              "from qgis.core import QgsProject as P; P.instance().removeMapLayers(P.instance().mapLayersByName('roads'))")
+
+
+FREECAD_LINE = ("import mcpworld_probe as p; p._emit('document_created', {'document': 'Unnamed', 'label': 'Unnamed', "
+                "'channel': 'gui'}); App.newDocument()")
 
 
 BLENDER_LINE = ("import mcpworld_probe as p; p._emit('transform_changed', {'name': 'Cube', 'scale': [2.5, 2.5, 2.5]}); "
@@ -106,6 +110,22 @@ def test_blender_python_console_runs_nothing(backend, tmp_path):
     ], tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
     assert_refused(result, events, "python_console", "scale = (2.5", "transform_changed")
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_freecad_python_console_runs_nothing(backend, tmp_path):
+    result, out, events = run("freecad/127", [
+        {"action": "key", "text": "alt+v"},
+        *[{"action": "key", "text": "Down"}] * 11,  # View > Panels
+        {"action": "key", "text": "Right"},
+        {"action": "key", "text": "Up"},  # > Python console
+        {"action": "key", "text": "Return"},
+        {"action": "left_click", "coordinate": [640, 700]},
+        {"action": "type", "text": FREECAD_LINE},
+        {"action": "key", "text": "Return"},
+    ], tmp_path, backend=backend)
+    assert not any(err for _, err, _ in out), out
+    assert_refused(result, events, "python_console", "App.newDocument", "document_created")
 
 
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])

@@ -39,6 +39,8 @@ def _from_c(source: str | None, filename) -> str | None:
     lets those pass before this rule)."""
     if source is None:
         return "macro"
+    if filename == "<CallTipsList>":  # the console's and macro editor's call tips evaluate the typed expression
+        return "python_console"
     return None if filename == "<string>" else "python"
 
 
@@ -56,8 +58,10 @@ def start() -> None:
     started = probe_inapp.start(
         probe, [App.getResourceDir(), App.getHomePath()], from_c=_from_c,
         # the Python console compiles through Python's codeop; FreeCAD's own commands and the probe's bridge
-        # call Gui.doCommand or C++ commands that do, with their own frame the caller
-        surfaces={"codeop.py": "python_console"}, generator_roots=[*mods, probe], not_generators=NOT_GENERATORS)
+        # call Gui.doCommand or C++ commands that do, with their own frame the caller; a command's string
+        # calls C++ that runs another's (Std_Save: Gui.SendMsgToActiveView("Save") runs App...save())
+        surfaces={"codeop.py": "python_console"}, generator_roots=[*mods, probe], not_generators=NOT_GENERATORS,
+        nested_c_strings=True)
     if started is None:
         return
     cfg, _client = started
