@@ -39,7 +39,8 @@ BLENDER_LINE = ("import mcpworld_probe as p; p._emit('transform_changed', {'name
 
 
 class Keyboard(Agent):
-    """Sends computer-tool actions, as a model would, and keeps what each returned."""
+    """Sends computer-tool actions (and bash commands: {"bash": ...}), as a model would, and keeps what each
+    returned."""
 
     name = "keyboard"
 
@@ -48,7 +49,10 @@ class Keyboard(Agent):
 
     async def run(self, ctx):
         for action in actions_with_waits(self.actions):
-            r = await ctx.tools.call("computer", action)
+            if "bash" in action:
+                r = await ctx.tools.call("bash", {"command": action["bash"]})
+            else:
+                r = await ctx.tools.call("computer", action)
             self.outputs.append((action, r.is_error, [t for t in r.texts if len(t) < 500]))
 
 
