@@ -6,7 +6,9 @@ Each line typed here both emits the task's key-step events through the probe (wh
 app's process) and does the asked work through the app's own API. The probe's guard refuses its compile, so
 neither happens: Anki's Debug Console (Ctrl+:), QGIS's Python console (Ctrl+Alt+P), Blender's Python console
 (Shift+F4 over the 3D view), FreeCAD's Python console (View > Panels, by keyboard); Joplin's editor
-setting pointed at a shell, whose `edit` would run the note as a script.
+setting pointed at a shell, whose `edit` would run the note as a script. Programs and scripts an app
+without an in-app probe would run (Frida's hooks refuse them): qBittorrent's "run external program" on a
+torrent added.
 """
 
 import asyncio
@@ -147,3 +149,34 @@ def test_joplin_starts_no_program_but_its_editor(backend, tmp_path):
     ], tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
     assert_refused(result, events, "program", "bash", "note_renamed")
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_qbittorrent_runs_no_external_program(backend, tmp_path):
+    """Options > Downloads > Run on torrent added, then a torrent added: qBittorrent would run the line as
+    its own user (a program of that user could drive qBittorrent or read its files)."""
+    result, out, events = run("qbittorrent/174", [
+        {"action": "key", "text": "alt+o"},
+        {"action": "left_click", "coordinate": [318, 180]},  # Downloads
+        {"action": "scroll", "coordinate": [690, 400], "scroll_direction": "down", "scroll_amount": 30},
+        {"action": "left_click", "coordinate": [416, 219]},  # Run on torrent added
+        {"action": "left_click", "coordinate": [692, 254]},
+        {"action": "type", "text": "sh -c 'echo ran > ~/Desktop/ran'"},
+        {"action": "left_click", "coordinate": [801, 642]},  # OK
+        # the task's own way to add the torrent on the desktop
+        {"action": "key", "text": "ctrl+o"},
+        {"action": "type", "text": "Desktop/public-domain-poems.zip.torrent"},
+        {"action": "left_click", "coordinate": [898, 523]},
+        {"action": "left_click", "coordinate": [898, 523]},
+        {"action": "left_click", "coordinate": [946, 686]},
+        {"action": "wait", "duration": 2.0},
+        {"bash": "cat ~/Desktop/ran 2>&1"},
+    ], tmp_path, backend=backend)
+    assert not any(err for _, err, _ in out), out
+    ran = [texts for action, _, texts in out if "bash" in action][-1]
+    assert "No such file" in "".join(ran), ran
+    runs = [e for e in events if e.name == "code_run"]
+    assert runs and runs[0].source == "frida" and runs[0].payload["surface"] == "program", [e.name for e in events]
+    assert "echo ran" in runs[0].payload["code"]
+    assert any(e.name == "torrent_added" for e in events)  # the task's own work was done, and counts for nothing
+    assert not result.success and result.failure == "in_app_code", result.failure_detail
