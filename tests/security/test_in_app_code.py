@@ -8,10 +8,11 @@ neither happens: Anki's Debug Console (Ctrl+:), QGIS's Python console (Ctrl+Alt+
 (Shift+F4 over the 3D view), FreeCAD's Python console (View > Panels, by keyboard); Joplin's editor
 setting pointed at a shell, whose `edit` would run the note as a script. Programs and scripts an app
 without an in-app probe would run (Frida's hooks refuse them): qBittorrent's "run external program" on a
-torrent added.
+torrent added; OBS's Tools > Scripts with a Lua file the agent's bash wrote.
 """
 
 import asyncio
+import json
 
 import pytest
 
@@ -42,7 +43,7 @@ BLENDER_LINE = ("import mcpworld_probe as p; p._emit('transform_changed', {'name
 
 class Keyboard(Agent):
     """Sends computer-tool actions (and bash commands: {"bash": ...}), as a model would, and keeps what each
-    returned."""
+    returned. @HOME@ in an action is the HOME the agent's bash reports."""
 
     name = "keyboard"
 
@@ -50,7 +51,9 @@ class Keyboard(Agent):
         self.actions, self.outputs = actions, []
 
     async def run(self, ctx):
+        home = (await ctx.tools.call("bash", {"command": "echo -n $HOME"})).texts[0].strip()
         for action in actions_with_waits(self.actions):
+            action = json.loads(json.dumps(action).replace("@HOME@", home))  # what the agent's bash told it
             if "bash" in action:
                 r = await ctx.tools.call("bash", {"command": action["bash"]})
             else:
@@ -180,3 +183,24 @@ def test_qbittorrent_runs_no_external_program(backend, tmp_path):
     assert "echo ran" in runs[0].payload["code"]
     assert any(e.name == "torrent_added" for e in events)  # the task's own work was done, and counts for nothing
     assert not result.success and result.failure == "in_app_code", result.failure_detail
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_obs_loads_no_script(backend, tmp_path):
+    """Tools > Scripts > + with a Lua file that creates the scene the task asks for: it would run inside OBS."""
+    result, out, events = run("obs/75", [
+        {"bash": "printf 'obslua.obs_scene_release(obslua.obs_scene_create(\"Interview\"))\\n' > ~/Documents/s.lua"},
+        {"action": "left_click", "coordinate": [640, 300]},
+        {"action": "key", "text": "alt+t"},
+        {"action": "left_click", "coordinate": [393, 175]},  # Scripts
+        {"action": "left_click", "coordinate": [286, 533]},  # +
+        {"action": "type", "text": "@HOME@/Documents/"},
+        {"action": "left_click", "coordinate": [480, 523]},  # the completion: s.lua
+        {"action": "left_click", "coordinate": [885, 494]},  # Open
+    ], tmp_path, backend=backend)
+    assert not any(err for _, err, _ in out), out
+    runs = [e for e in events if e.name == "code_run"]
+    assert runs and runs[0].source == "frida" and runs[0].payload["surface"] == "script", [e.name for e in events]
+    assert runs[0].payload["code"].endswith("/Documents/s.lua")
+    assert not [e for e in events if e.name == "scene_created"], "the script ran"
+    assert not result.success and result.kscr == 0.0 and result.failure == "in_app_code", result.failure_detail
