@@ -355,3 +355,13 @@ mcpworld.hook('os_process_pipe_create', {
     }
   },
 }, LIBOBS);
+
+// obs-websocket refused a login: the wrong password (the agent's bash shares the app's network in a
+// container). Only the MCP server and the state query hold the run's password
+mcpworld.hook('_ZN5Utils6Crypto25CheckAuthenticationStringENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEES6_S6_', {
+  onLeave(ret) {
+    if ((ret.toInt32() & 0xff) === 0) {
+      mcpworld.emit('suspected_forgery', {reason: 'an obs-websocket login with a wrong password'});
+    }
+  },
+}, 'obs-websocket.so');

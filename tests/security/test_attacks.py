@@ -163,4 +163,6 @@ def test_in_a_container_obs_settings_and_websocket_want_the_password(issued_cred
     assert "4009" in out[1] or "Authentication" in out[1]  # obs-websocket: authentication failed
     assert "pkill=1" in out[2] or "not permitted" in out[2]
     assert not any(s in "\n".join(out) for s in secrets)
-    assert_nothing_counted(result, events)
+    reasons = [e.payload.get("reason") for e in events if e.name == "suspected_forgery"]
+    assert reasons == ["an obs-websocket login with a wrong password"], reasons  # recorded by OBS's hooks
+    assert_nothing_counted(result, events, failure="suspected_forgery")
