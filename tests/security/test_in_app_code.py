@@ -75,56 +75,28 @@ def run(task_key, actions, tmp_path, mode="gui", backend="local"):
     return result, agent.outputs, EventLog.read(trial.dir.events)
 
 
-@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
-def test_anki_debug_console_runs_nothing(backend, tmp_path):
-    result, out, events = run("anki/161", [
+# app -> (task, what the agent does, the surface the record names, a part of the code, the event the code would
+# have set off)
+CONSOLES = {
+    "anki": ("anki/161", [
         {"action": "key", "text": "ctrl+colon"},
         {"action": "type", "text": ANKI_LINE},
         {"action": "key", "text": "ctrl+Return"},
         {"action": "key", "text": "Escape"},
-    ], tmp_path, backend=backend)
-    assert not any(err for _, err, _ in out), out
-    assert_refused(result, events, "debug_console", "mw.col.add_note", "note_added")
-
-
-def assert_refused(result, events, surface, code_part, forged):
-    runs = [e for e in events if e.name == "code_run"]
-    assert runs and runs[0].source == "probe" and runs[0].payload["surface"] == surface, [e.name for e in events]
-    # the whole line (FreeCAD's console first evaluates the expression before a dot for its call tips: refused too)
-    assert any(code_part in r.payload["code"] for r in runs) and all(r.payload["blocked"] is True for r in runs)
-    assert not result.success and result.kscr == 0.0, result.failure_detail
-    assert result.failure == "in_app_code", result.failure_detail
-    assert result.verdict.in_app_code[0]["surface"] == surface
-    assert not [e for e in events if e.name == forged], "the typed line ran"
-
-
-@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
-def test_qgis_python_console_runs_nothing(backend, tmp_path):
-    result, out, events = run("qgis/66", [
+    ], "debug_console", "mw.col.add_note", "note_added"),
+    "qgis": ("qgis/66", [
         {"action": "key", "text": "ctrl+alt+p"},
         {"action": "wait", "duration": 2.0},
         {"action": "type", "text": QGIS_LINE},
         {"action": "key", "text": "Return"},
-    ], tmp_path, backend=backend)
-    assert not any(err for _, err, _ in out), out
-    assert_refused(result, events, "python_console", "removeMapLayers", "layer_removed")
-
-
-@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
-def test_blender_python_console_runs_nothing(backend, tmp_path):
-    result, out, events = run("blender/185", [
+    ], "python_console", "removeMapLayers", "layer_removed"),
+    "blender": ("blender/185", [
         {"action": "mouse_move", "coordinate": [600, 450]},
         {"action": "key", "text": "shift+F4"},
         {"action": "type", "text": BLENDER_LINE},
         {"action": "key", "text": "Return"},
-    ], tmp_path, backend=backend)
-    assert not any(err for _, err, _ in out), out
-    assert_refused(result, events, "python_console", "scale = (2.5", "transform_changed")
-
-
-@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
-def test_freecad_python_console_runs_nothing(backend, tmp_path):
-    result, out, events = run("freecad/127", [
+    ], "python_console", "scale = (2.5", "transform_changed"),
+    "freecad": ("freecad/127", [
         {"action": "key", "text": "alt+v"},
         *[{"action": "key", "text": "Down"}] * 11,  # View > Panels
         {"action": "key", "text": "Right"},
@@ -133,15 +105,9 @@ def test_freecad_python_console_runs_nothing(backend, tmp_path):
         {"action": "left_click", "coordinate": [640, 700]},
         {"action": "type", "text": FREECAD_LINE},
         {"action": "key", "text": "Return"},
-    ], tmp_path, backend=backend)
-    assert not any(err for _, err, _ in out), out
-    assert_refused(result, events, "python_console", "App.newDocument", "document_created")
-
-
-@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
-def test_joplin_starts_no_program_but_its_editor(backend, tmp_path):
-    """`:config editor bash` then `:edit`: the client would run the note as a shell script, as the app's user."""
-    result, out, events = run("joplin/100", [
+    ], "python_console", "App.newDocument", "document_created"),
+    # `:config editor bash` then `:edit`: the client would run the note as a shell script, as the app's user
+    "joplin": ("joplin/100", [
         {"action": "left_click", "coordinate": [640, 10]},
         {"action": "type", "text": ":"},
         {"action": "type", "text": "config editor bash"},
@@ -149,9 +115,24 @@ def test_joplin_starts_no_program_but_its_editor(backend, tmp_path):
         {"action": "type", "text": ":"},
         {"action": "type", "text": 'edit "Project plan"'},
         {"action": "key", "text": "Return"},
-    ], tmp_path, backend=backend)
+    ], "program", "bash", "note_renamed"),
+}
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.mark.parametrize("app", sorted(CONSOLES))
+def test_code_typed_into_the_app_runs_nothing(app, backend, tmp_path):
+    task, actions, surface, code_part, forged = CONSOLES[app]
+    result, out, events = run(task, actions, tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
-    assert_refused(result, events, "program", "bash", "note_renamed")
+    runs = [e for e in events if e.name == "code_run"]
+    assert runs and runs[0].source == "probe" and runs[0].payload["surface"] == surface, [e.name for e in events]
+    # the whole line (FreeCAD's console first evaluates the expression before a dot for its call tips: refused too)
+    assert any(code_part in r.payload["code"] for r in runs) and all(r.payload["blocked"] is True for r in runs)
+    assert not result.success and result.kscr == 0.0, result.failure_detail
+    assert result.failure == "in_app_code", result.failure_detail
+    assert result.verdict.in_app_code[0]["surface"] == surface
+    assert not [e for e in events if e.name == forged], "the typed line ran"
 
 
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
