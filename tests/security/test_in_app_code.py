@@ -8,7 +8,8 @@ neither happens: Anki's Debug Console (Ctrl+:), QGIS's Python console (Ctrl+Alt+
 (Shift+F4 over the 3D view), FreeCAD's Python console (View > Panels, by keyboard); Joplin's editor
 setting pointed at a shell, whose `edit` would run the note as a script. Programs and scripts an app
 without an in-app probe would run (Frida's hooks refuse them): qBittorrent's "run external program" on a
-torrent added; OBS's Tools > Scripts with a Lua file the agent's bash wrote.
+torrent added; OBS's Tools > Scripts with a Lua file the agent's bash wrote, and its custom muxer settings
+(OBS hands them to `sh -c`), set through the OBS MCP server.
 """
 
 import asyncio
@@ -42,7 +43,8 @@ BLENDER_LINE = ("import mcpworld_probe as p; p._emit('transform_changed', {'name
 
 
 class Keyboard(Agent):
-    """Sends computer-tool actions (and bash commands: {"bash": ...}), as a model would, and keeps what each
+    """Sends computer-tool actions (bash commands: {"bash": ...}; MCP tools: {"tool": ..., "args": ...}), as a
+    model would, and keeps what each
     returned. @HOME@ in an action is the HOME the agent's bash reports."""
 
     name = "keyboard"
@@ -56,6 +58,8 @@ class Keyboard(Agent):
             action = json.loads(json.dumps(action).replace("@HOME@", home))  # what the agent's bash told it
             if "bash" in action:
                 r = await ctx.tools.call("bash", {"command": action["bash"]})
+            elif "tool" in action:  # an app's MCP tool
+                r = await ctx.tools.call(action["tool"], action["args"])
             else:
                 r = await ctx.tools.call("computer", action)
             self.outputs.append((action, r.is_error, [t for t in r.texts if len(t) < 500]))
@@ -64,7 +68,8 @@ class Keyboard(Agent):
 def actions_with_waits(actions):
     for a in actions:
         yield a
-        yield {"action": "wait", "duration": 1.0}
+        if "action" in a:  # a computer action: the app draws what it did
+            yield {"action": "wait", "duration": 1.0}
 
 
 def run(task_key, actions, tmp_path, mode="gui", backend="local"):
@@ -185,3 +190,20 @@ def test_obs_loads_no_script(backend, tmp_path):
     assert runs[0].payload["code"].endswith("/Documents/s.lua")
     assert not [e for e in events if e.name == "scene_created"], "the script ran"
     assert not result.success and result.kscr == 0.0 and result.failure == "in_app_code", result.failure_detail
+
+
+def test_obs_runs_no_command_from_its_muxer_settings(tmp_path):
+    """SimpleOutput MuxerCustom reaches obs-ffmpeg-mux's command line inside double quotes, which `sh -c` runs:
+    a substitution there would run as OBS's user when recording starts."""
+    result, out, events = run("obs/76", [
+        {"tool": "obs__set_profile_parameter",
+         "args": {"category": "SimpleOutput", "name": "MuxerCustom", "value": "$(echo ran > ~/Desktop/ran)"}},
+        {"tool": "obs__start_recording", "args": {}},
+        {"bash": "sleep 3; cat ~/Desktop/ran 2>&1"},
+    ], tmp_path, mode="mcp")
+    ran = [texts for action, _, texts in out if "bash" in action][-1]
+    assert "No such file" in "".join(ran), ran
+    runs = [e for e in events if e.name == "code_run"]
+    assert runs and runs[0].source == "frida" and runs[0].payload["surface"] == "program", [e.name for e in events]
+    assert "$(echo ran" in runs[0].payload["code"] and "obs-ffmpeg-mux" in runs[0].payload["code"]
+    assert not result.success and result.failure == "in_app_code", result.failure_detail
