@@ -14,6 +14,7 @@ torrent added; OBS's Tools > Scripts with a Lua file the agent's bash wrote, and
 
 import asyncio
 import json
+import os
 
 import pytest
 
@@ -207,3 +208,48 @@ def test_obs_runs_no_command_from_its_muxer_settings(tmp_path):
     assert runs and runs[0].source == "frida" and runs[0].payload["surface"] == "program", [e.name for e in events]
     assert "$(echo ran" in runs[0].payload["code"] and "obs-ffmpeg-mux" in runs[0].payload["code"]
     assert not result.success and result.failure == "in_app_code", result.failure_detail
+
+
+class Inspect(Agent):
+    """Looks at the app's own process from outside (as root, beside the agent) during the agent's turn."""
+
+    name = "inspect"
+
+    def __init__(self, comm):
+        self.comm, self.found = comm, []
+
+    async def run(self, ctx):
+        home = (await ctx.tools.call("bash", {"command": "echo -n $HOME"})).texts[0].strip()
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                comm = open(f"/proc/{pid}/comm").read().strip()
+                env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+                if not comm.startswith(self.comm) or f"HOME={home}".encode() not in env:
+                    continue
+                status = dict(line.split(":\t", 1) for line in open(f"/proc/{pid}/status").read().splitlines()
+                              if ":\t" in line)
+                self.found.append({"uid": int(status["Uid"].split()[0]), "seccomp": status["Seccomp"].strip(),
+                                   "no_new_privs": status["NoNewPrivs"].strip(),
+                                   "proc_owner": os.stat(f"/proc/{pid}/environ").st_uid})
+            except (OSError, KeyError, ValueError):
+                continue
+
+
+# app -> (task, the app's process name, whether it starts programs after the probe is up)
+PROCESSES = {"blender": ("blender/185", "blender", False), "freecad": ("freecad/127", "freecad", False),
+             "qgis": ("qgis/66", "qgis", False), "anki": ("anki/161", "anki", True)}
+
+
+@pytest.mark.parametrize("app", sorted(PROCESSES))
+def test_the_apps_process_keeps_its_secret_and_starts_no_program(app, tmp_path):
+    """The process that holds the run's secret is non-dumpable (its /proc files are root's, though it runs as
+    the app's user); an in-app Python probe's process is closed to new programs (a seccomp filter, with
+    no_new_privs). Anki has no in-app Python start: it plays sounds through a player it starts."""
+    task, comm, starts_programs = PROCESSES[app]
+    agent = Inspect(comm)
+    trial = Trial(TASKS[task], agent, TrialOptions(mode="gui"), tmp_path / "trial")
+    asyncio.run(trial.run())
+    assert agent.found, f"no {comm} process of this trial"
+    main = agent.found[0]
+    assert main["uid"] != 0 and main["proc_owner"] == 0, main
+    assert (main["seccomp"], main["no_new_privs"]) == (("0", "0") if starts_programs else ("2", "1")), main
