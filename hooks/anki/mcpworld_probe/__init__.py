@@ -32,7 +32,7 @@ if _cfg is not None:
 
     from aqt import addons
 
-    def _refuse_install(self, file, manifest=None):
+    def _refuse_install(self, file, *_args, **_kwargs):  # (file, manifest=None, force_enable=False) in Anki 25+
         # an add-on runs inside Anki (where this probe runs) from its next start: none is installed in a run
         _code_run("addon_install", f"<an add-on from {getattr(file, 'name', file)}>")
         return addons.InstallError(errmsg="mcpworld: installing add-ons is turned off in this run")
