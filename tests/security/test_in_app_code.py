@@ -254,3 +254,20 @@ def test_the_apps_process_keeps_its_secret_and_starts_no_program(app, tmp_path):
     main = agent.found[0]
     assert main["uid"] != 0 and main["proc_owner"] == 0, main
     assert (main["seccomp"], main["no_new_privs"]) == (("0", "0") if starts_programs else ("2", "1")), main
+
+
+def test_anki_installs_no_addon_from_a_file(tmp_path):
+    """Tools > Add-ons > Install from file... with an add-on the agent's bash packed: it would run inside Anki,
+    where the probe runs, from the next start."""
+    result, out, events = run("anki/161", [
+        {"bash": "mkdir -p /tmp/a && cd /tmp/a && printf 'from aqt import mw\\n' > __init__.py && "
+                 "printf '{\"package\": \"x\", \"name\": \"x\"}' > manifest.json && python3 -c \"import zipfile; "
+                 "z = zipfile.ZipFile('$HOME/x.ankiaddon', 'w'); z.write('__init__.py'); z.write('manifest.json')\""},
+        {"action": "key", "text": "ctrl+shift+a"},
+        {"action": "left_click", "coordinate": [955, 78]},  # Install from file...
+        {"action": "double_click", "coordinate": [506, 266]},  # x.ankiaddon, in HOME where the dialog opens
+    ], tmp_path)
+    runs = [e for e in events if e.name == "code_run"]
+    assert runs and runs[0].source == "probe" and runs[0].payload["surface"] == "addon_install", [e.name for e in events]
+    assert "x.ankiaddon" in runs[0].payload["code"]
+    assert not result.success and result.failure == "in_app_code", result.failure_detail
