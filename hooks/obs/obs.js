@@ -334,13 +334,10 @@ mcpworld.notDumpable();
 
 // Tools > Scripts: a Lua or Python file (one the agent's bash wrote) would run inside OBS. Refused: OBS's
 // Scripts window then adds nothing, as for a file it cannot load
-const SCRIPT_CREATE = mcpworld.addressOf('obs_script_create', 'libobs-scripting.so.29');
-const refuseScript = new NativeCallback((path, _settings) => {
+mcpworld.replace('obs_script_create', new NativeCallback((path, _settings) => {
   mcpworld.codeRun('script', mcpworld.cstr(path));
   return ptr(0);
-}, 'pointer', ['pointer', 'pointer']);
-if (SCRIPT_CREATE === null) mcpworld._missing('obs_script_create', 'libobs-scripting.so.29');
-else Interceptor.replace(SCRIPT_CREATE, refuseScript);
+}, 'pointer', ['pointer', 'pointer']), 'libobs-scripting.so.29');
 
 // The programs libobs starts through `sh -c` (the recording muxer, obs-ffmpeg-mux, with the output's custom
 // muxer settings inside double quotes): a line a shell would run more than one program from, or substitute

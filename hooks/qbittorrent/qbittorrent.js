@@ -216,18 +216,12 @@ mcpworld.notDumpable();
 
 // Options > Downloads > "Run external program" on a torrent added or finished: a command line of the agent's
 // choosing, run as the app's user. Refused (qBittorrent runs nothing) and recorded
-const refuseProgram = new NativeCallback((_app, program, _torrent) => {
-  mcpworld.codeRun('program', qstring(program));
-}, 'void', ['pointer', 'pointer', 'pointer']);
+mcpworld.replace('_ZNK11Application18runExternalProgramERK7QStringPKN10BitTorrent7TorrentE',
+  new NativeCallback((_app, program, _torrent) => {
+    mcpworld.codeRun('program', qstring(program));
+  }, 'void', ['pointer', 'pointer', 'pointer']), M);
 // Search > Search plugins > Install a new one: a plugin file is Python that qBittorrent runs at once (to read
 // its capabilities) and on every search. Refused (nothing installed) and recorded
-const refusePlugin = new NativeCallback((_manager, source) => {
+mcpworld.replace('_ZN19SearchPluginManager13installPluginERK7QString', new NativeCallback((_manager, source) => {
   mcpworld.codeRun('search_plugin', qstring(source));
-}, 'void', ['pointer', 'pointer']);
-for (const [symbol, replacement] of [
-  ['_ZNK11Application18runExternalProgramERK7QStringPKN10BitTorrent7TorrentE', refuseProgram],
-  ['_ZN19SearchPluginManager13installPluginERK7QString', refusePlugin]]) {
-  const addr = mcpworld.addressOf(symbol, M);
-  if (addr === null) mcpworld._missing(symbol, M);
-  else Interceptor.replace(addr, replacement);
-}
+}, 'void', ['pointer', 'pointer']), M);

@@ -3,6 +3,7 @@
 //   mcpworld.addressOf(name, module)   -> the export, else the symbol-table entry (internal functions of a
 //       source build), else null; hook() and fn() look names up this way
 //   mcpworld.hook('obs_scene_create', {onEnter(args) {...}}, 'libobs.so.29')
+//   mcpworld.replace('obs_script_create', new NativeCallback(...), 'libobs-scripting.so.29')  -> runs instead
 //   mcpworld.cstr(ptr)                                       -> string or null, never throws
 //   mcpworld.emit('scene_created', {name: ...})               -> one milestone event
 //   mcpworld.fn('obs_source_get_name', 'pointer', ['pointer'], 'libobs.so.29')  -> callable NativeFunction
@@ -67,6 +68,19 @@ const mcpworld = {
     }
     return Interceptor.attach(addr, callbacks);
   },
+
+  // Replace a function outright: `callback` (a NativeCallback of the same signature) runs instead, and is kept
+  // alive here. Missing: reported as for hook()
+  replace(name, callback, moduleName) {
+    const addr = mcpworld.addressOf(name, moduleName);
+    if (addr === null) {
+      mcpworld._missing(name, moduleName);
+      return;
+    }
+    mcpworld._replacements.push(callback);
+    Interceptor.replace(addr, callback);
+  },
+  _replacements: [],
 
   fn(name, ret, argTypes, moduleName) {
     const addr = mcpworld.addressOf(name, moduleName);
