@@ -36,8 +36,6 @@ LD_ABS_W, JEQ_K, RET_K = 0x20, 0x15, 0x06
 ARCHES = {"x86_64": (0xC000003E, 317, (59, 322)), "aarch64": (0xC00000B7, 277, (221, 281))}
 
 
-
-
 def _program(arch: int, calls: tuple[int, ...]) -> bytes:
     """The BPF program: another architecture's calls pass (none here run them); the execve family fails."""
     ops = [(LD_ABS_W, 0, 0, 4), (JEQ_K, 0, len(calls) + 1, arch), (LD_ABS_W, 0, 0, 0)]

@@ -125,14 +125,25 @@ CONSOLES = {
 }
 
 
+def first_code_run(events, source, surface):
+    """The trial's first code_run record, which must come from `source` and name `surface`."""
+    runs = [e for e in events if e.name == "code_run"]
+    assert runs and runs[0].source == source and runs[0].payload["surface"] == surface, [e.name for e in events]
+    return runs[0]
+
+
+def last_bash_output(out) -> str:
+    return "".join([texts for action, _, texts in out if "bash" in action][-1])
+
+
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 @pytest.mark.parametrize("app", sorted(CONSOLES))
 def test_code_typed_into_the_app_runs_nothing(app, backend, tmp_path):
     task, actions, surface, code_part, forged = CONSOLES[app]
     result, out, events = run(task, actions, tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
+    first_code_run(events, "probe", surface)
     runs = [e for e in events if e.name == "code_run"]
-    assert runs and runs[0].source == "probe" and runs[0].payload["surface"] == surface, [e.name for e in events]
     # the whole line (FreeCAD's console first evaluates the expression before a dot for its call tips: refused too)
     assert any(code_part in r.payload["code"] for r in runs) and all(r.payload["blocked"] is True for r in runs)
     assert not result.success and result.kscr == 0.0, result.failure_detail
@@ -164,11 +175,8 @@ def test_qbittorrent_runs_no_external_program(tmp_path, backend="local"):
         {"bash": "cat ~/Desktop/ran 2>&1"},
     ], tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
-    ran = [texts for action, _, texts in out if "bash" in action][-1]
-    assert "No such file" in "".join(ran), ran
-    runs = [e for e in events if e.name == "code_run"]
-    assert runs and runs[0].source == "frida" and runs[0].payload["surface"] == "program", [e.name for e in events]
-    assert "echo ran" in runs[0].payload["code"]
+    assert "No such file" in last_bash_output(out), out
+    assert "echo ran" in first_code_run(events, "frida", "program").payload["code"]
     assert any(e.name == "torrent_added" for e in events)  # the task's own work was done, and counts for nothing
     assert not result.success and result.failure == "in_app_code", result.failure_detail
 
@@ -187,9 +195,7 @@ def test_obs_loads_no_script(backend, tmp_path):
         {"action": "left_click", "coordinate": [885, 494]},  # Open
     ], tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
-    runs = [e for e in events if e.name == "code_run"]
-    assert runs and runs[0].source == "frida" and runs[0].payload["surface"] == "script", [e.name for e in events]
-    assert runs[0].payload["code"].endswith("/Documents/s.lua")
+    assert first_code_run(events, "frida", "script").payload["code"].endswith("/Documents/s.lua")
     assert not [e for e in events if e.name == "scene_created"], "the script ran"
     assert not result.success and result.kscr == 0.0 and result.failure == "in_app_code", result.failure_detail
 
@@ -203,11 +209,9 @@ def test_obs_runs_no_command_from_its_muxer_settings(tmp_path):
         {"tool": "obs__start_recording", "args": {}},
         {"bash": "sleep 3; cat ~/Desktop/ran 2>&1"},
     ], tmp_path, mode="mcp")
-    ran = [texts for action, _, texts in out if "bash" in action][-1]
-    assert "No such file" in "".join(ran), ran
-    runs = [e for e in events if e.name == "code_run"]
-    assert runs and runs[0].source == "frida" and runs[0].payload["surface"] == "program", [e.name for e in events]
-    assert "$(echo ran" in runs[0].payload["code"] and "obs-ffmpeg-mux" in runs[0].payload["code"]
+    assert "No such file" in last_bash_output(out), out
+    code = first_code_run(events, "frida", "program").payload["code"]
+    assert "$(echo ran" in code and "obs-ffmpeg-mux" in code
     assert not result.success and result.failure == "in_app_code", result.failure_detail
 
 
@@ -267,7 +271,5 @@ def test_anki_installs_no_addon_from_a_file(tmp_path):
         {"action": "left_click", "coordinate": [955, 78]},  # Install from file...
         {"action": "double_click", "coordinate": [506, 266]},  # x.ankiaddon, in HOME where the dialog opens
     ], tmp_path)
-    runs = [e for e in events if e.name == "code_run"]
-    assert runs and runs[0].source == "probe" and runs[0].payload["surface"] == "addon_install", [e.name for e in events]
-    assert "x.ankiaddon" in runs[0].payload["code"]
+    assert "x.ankiaddon" in first_code_run(events, "probe", "addon_install").payload["code"]
     assert not result.success and result.failure == "in_app_code", result.failure_detail
