@@ -23,7 +23,7 @@ from pathlib import Path
 
 from mcpworld import paths
 from mcpworld.config.app import AppConfig
-from mcpworld.install import missing_npm, npm_prefix
+from mcpworld.install import NOT_DUMPABLE_SOURCE, missing_npm, npm_prefix
 from mcpworld.errors import MCPWorldError
 
 CONTAINERS_DIR = paths.CONTAINERS_DIR
@@ -284,6 +284,8 @@ def build_app(client, desktop: str, app: AppConfig, log: Log = print, force: boo
     apt = " ".join(app.install.apt)
     python = image_python_version()
     npm_inputs = [*app.install.npm, app.install.node or ""] if app.install.npm else []
+    if app.install.node:
+        npm_inputs.append(NOT_DUMPABLE_SOURCE.read_text())
     inputs = _hash(dockerfile, apt, python, *app.install.pip, *npm_inputs, desktop_image.id)
     tag = app_tag(desktop, app.id)
     if cached := _cached(client, tag, inputs, force):

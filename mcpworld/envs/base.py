@@ -95,6 +95,10 @@ class Environment(abc.ABC):
         write_owned(path, text)
         return str(path)
 
+    async def app_private_path(self, name: str) -> str:
+        """A path in a folder that is the app user's alone (where a probe relay's socket goes)."""
+        return str(Path(self.env_dir) / name)
+
     async def hand_over(self, private: list[str]) -> None:
         """After the reset: HOME to the app's user, shared with the agent's, but `private` (the app's own data)
         the app user's alone. Where there are no separate users, nothing to do."""

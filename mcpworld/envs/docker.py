@@ -353,6 +353,9 @@ class DockerEnvironment(X11Desktop, Environment):
                 raise EnvironmentSetupError(f"cannot write {path}: {err.decode().strip()}")
         return path
 
+    async def app_private_path(self, name: str) -> str:
+        return f"{PRIVATE}/{name}"
+
     async def provide(self, source: Path) -> str:
         """A host file (a task's Frida script) copied where the root-only parts inside can read it."""
         text = source.read_text()

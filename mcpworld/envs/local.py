@@ -234,13 +234,18 @@ class LocalEnvironment(X11Desktop, Environment):
         in a folder of the app user's there, which the probe may delete it from."""
         if privileged or not self._users:
             return await super().write_private(name, text, privileged)
+        path = Path(await self.app_private_path(name))
+        write_owned(path, text, (self._users.app_uid, self._users.app_gid))
+        return str(path)
+
+    async def app_private_path(self, name: str) -> str:
+        if not self._users:
+            return await super().app_private_path(name)
         folder = self._private / "app"
         if not folder.exists():
             folder.mkdir(mode=0o700)
             os.chown(folder, self._users.app_uid, self._users.app_gid)
-        path = folder / name
-        write_owned(path, text, (self._users.app_uid, self._users.app_gid))
-        return str(path)
+        return str(folder / name)
 
     def _as_app(self) -> dict:
         """Popen's arguments that run a process as the app's user, its files shared with the agent's group."""

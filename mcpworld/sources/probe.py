@@ -4,12 +4,19 @@ app's milestones over the authenticated websocket with the probe runtime's clien
 The probe finds its one-time run config through $MCPWORLD_PROBE_CONFIG and deletes the file as it
 reads it; the trial refuses to start the agent while the file still exists. An app the agent restarts
 gets the config again, so its probe can authenticate again.
+
+With `relay = true` the probe never holds the secret: the probe runtime's relay (probe_runtime/relay.py)
+runs as root beside the app, holds it, and forwards the events of the app's probe processes that reach its
+socket ($MCPWORLD_PROBE_RELAY) and pass its check of who they are. For a probe whose host process cannot
+hide its memory from the app user's other programs before our code runs, and for apps that start a second
+probe process of their own (a second window's extension host).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 
 from pydantic import Field
 
@@ -17,16 +24,24 @@ from evaluator import events as ev
 from evaluator.events import Source
 from mcpworld.config.app import CopySpec
 from mcpworld.errors import ConfigError
+from mcpworld.install import not_dumpable_addon
 from mcpworld.sources import register
 from mcpworld.sources.base import EventSource, SourceConfig, SourceError
+from mcpworld import paths
 from probe_runtime.client import CONFIG_ENV
 
 CONFIG_FILE = "probe-run.json"
+RELAY_ENV = "MCPWORLD_PROBE_RELAY"
+NOT_DUMPABLE_ENV = "MCPWORLD_NOT_DUMPABLE"
+RELAY_SOCKET = "probe-relay.sock"
 
 
 class ProbeConfig(SourceConfig):
     files: list[CopySpec] = Field(default_factory=list, description="the probe's files, placed after the snapshot "
                                   "({runtime}/client.py is the runtime's websocket client)")
+    relay: bool = Field(False, description="the probe talks to the runtime's relay (a root process that holds the "
+                        "secret and admits the app's probe processes by what the kernel says of them) instead of "
+                        "holding the secret itself")
 
 
 @register
@@ -44,9 +59,25 @@ class ProbeSource(EventSource):
         for f in self.config.files:
             await ctx.env.restore(ctx.app.repo_file(f.from_), ctx.values.expand(f.to))
         self._rearming: asyncio.Future | None = None
+        self.relay = None
+        # a probe on the app's own Node loads the runtime's addon to make its process non-dumpable
+        addon = {NOT_DUMPABLE_ENV: str(not_dumpable_addon(ctx.app))} if ctx.app.install.node else {}
+        if self.config.relay:
+            return {RELAY_ENV: await self._start_relay(), **addon}
         self.config_path = await self._write_config()
         ctx.evaluator.subscribe(self._rearm_on_disconnect)
-        return {CONFIG_ENV: self.config_path}
+        return {CONFIG_ENV: self.config_path, **addon}
+
+    async def _start_relay(self) -> str:
+        env = self.ctx.env
+        config = await env.write_private("probe-relay.json", json.dumps(self.ctx.run_config(Source.PROBE)),
+                                         privileged=True)
+        socket_path = await env.app_private_path(RELAY_SOCKET)
+        code_root = os.path.dirname(env.repo_path(paths.RUNTIME_DIR))
+        self.relay = await env.spawn([env.python, "-m", "probe_runtime.relay", "--socket", socket_path],
+                                     env={CONFIG_ENV: config, "PYTHONPATH": code_root}, cwd=code_root,
+                                     log_name="probe-relay", privileged=True, stdin=asyncio.subprocess.PIPE)
+        return socket_path
 
     async def _write_config(self) -> str:
         return await self.ctx.env.write_private(CONFIG_FILE, json.dumps(self.ctx.run_config(Source.PROBE)))
@@ -54,7 +85,7 @@ class ProbeSource(EventSource):
     async def ready(self) -> None:
         await self.ctx.evaluator.wait_event(ev.PROBE_CONNECTED, Source.RUNNER,
                                             where=lambda e: e.payload.get("source") == Source.PROBE)
-        if await self.ctx.env.path_kind(self.config_path) is not None:
+        if self.relay is None and await self.ctx.env.path_kind(self.config_path) is not None:
             # the probe must have consumed (read and deleted) the secret before the agent starts
             raise SourceError("the probe connected but did not delete its run config")
 
@@ -65,4 +96,12 @@ class ProbeSource(EventSource):
     async def stop(self) -> None:
         if self._rearming is not None and not self._rearming.done():
             self._rearming.cancel()
+        if self.relay is not None and self.relay.returncode is None:
+            # it sends what the evaluator has not acknowledged, then exits
+            try:
+                self.relay.stdin.write(b"stop\n")
+                await self.relay.stdin.drain()
+                await asyncio.wait_for(self.relay.wait(), 15)
+            except (ConnectionError, asyncio.TimeoutError):
+                await self.ctx.env.kill_group(self.relay)
 

@@ -349,6 +349,27 @@ const METHODS = {
     return { ...debug.snapshot(), outcome };
   },
 
+  // the program goes on from where it paused (Run > Continue, F5); the reply waits as start_debugging's does
+  continue_debugging: async ({ wait = 10 }) => {
+    const session = vscode.debug.activeDebugSession;
+    if (!session) throw new BridgeError("no debug session is running");
+    const settled = debug.nextPauseOrEnd(wait * 1000);
+    await vscode.commands.executeCommand("workbench.action.debug.continue");
+    const outcome = await settled;
+    return { ...debug.snapshot(), outcome };
+  },
+
+  // File > Open Folder in this window: the window reloads on the folder (a new extension host; this one
+  // ends), so the reply comes first and the switch a moment later
+  open_folder: async ({ path: folder }) => {
+    const target = resolvePath(folder);
+    let stat;
+    try { stat = await vscode.workspace.fs.stat(vscode.Uri.file(target)); } catch (e) { stat = null; }
+    if (!stat || !(stat.type & vscode.FileType.Directory)) throw new BridgeError(`no folder ${target}`);
+    setTimeout(() => vscode.commands.executeCommand("vscode.openFolder", vscode.Uri.file(target), { forceReuseWindow: true }), 200);
+    return { opening: target };
+  },
+
   stop_debugging: async () => {
     await vscode.debug.stopDebugging();
     return debug.snapshot();

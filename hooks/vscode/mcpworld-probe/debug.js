@@ -59,17 +59,43 @@ function snapshot() {
   return { breakpoints: breakpoints(), session: s ? session(s) : null, debug_sessions: [...sessions.values()] };
 }
 
+// How each session ends, from the Debug Adapter Protocol messages: "program" when the adapter reported the
+// end (terminated, exited) before VS Code asked it to stop, "user" when VS Code asked first (Stop, Restart,
+// Disconnect); and the program's exit code when the adapter reports one.
+const endings = new Map();  // session id -> { by, exit_code }
+
+function tracker(s) {
+  const end = { by: null, exit_code: null };
+  endings.set(s.id, end);
+  return {
+    onWillReceiveMessage: (m) => {
+      if (m.type === "request" && ["disconnect", "terminate", "restart"].includes(m.command) && !end.by) end.by = "user";
+    },
+    onDidSendMessage: (m) => {
+      if (m.type !== "event") return;
+      if (m.event === "exited" && m.body) end.exit_code = m.body.exitCode ?? null;
+      if ((m.event === "terminated" || m.event === "exited") && !end.by) end.by = "program";
+    },
+  };
+}
+
+function ending(s) {
+  const end = endings.get(s.id) || { by: null, exit_code: null };
+  return { ended_by: end.by, exit_code: end.exit_code };
+}
+
 function watch(emit, sub) {
+  sub(vscode.debug.registerDebugAdapterTrackerFactory("*", { createDebugAdapterTracker: tracker }));
   sub(vscode.debug.onDidChangeBreakpoints(() => emit("breakpoints_changed", { breakpoints: breakpoints() })));
   sub(vscode.debug.onDidStartDebugSession((s) => {
     sessions.set(s.id, { id: s.id, ...session(s), parent: s.parentSession ? s.parentSession.id : null, ended: false,
-                         last_pause: null });
+                         ended_by: null, exit_code: null, last_pause: null });
     emit("debug_started", { ...session(s), id: s.id, parent: s.parentSession ? s.parentSession.id : null });
   }));
   sub(vscode.debug.onDidTerminateDebugSession((s) => {
     const rec = sessions.get(s.id);
-    if (rec) rec.ended = true;
-    emit("debug_ended", session(s));
+    if (rec) Object.assign(rec, { ended: true, ...ending(s) });
+    emit("debug_ended", { ...session(s), ...ending(s) });
     settle("ended");
   }));
   if (vscode.debug.onDidChangeActiveStackItem) {

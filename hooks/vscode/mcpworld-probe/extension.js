@@ -8,7 +8,7 @@
 
 const path = require("path");
 const vscode = require("vscode");
-const { readConfig, ProbeClient, CONFIG_ENV } = require("./probe_client");
+const { openProbe } = require("./probe_client");
 const bridge = require("./bridge");
 const state = require("./state");
 const git = require("./git");
@@ -32,11 +32,11 @@ function pending() {
   return timers.size + git.pending() + debug.pending();
 }
 
-function activate(context) {
-  const cfg = readConfig();
-  delete process.env[CONFIG_ENV];
-  if (!cfg) return;
-  client = new ProbeClient(cfg);
+async function activate(context) {
+  const probe = await openProbe();
+  if (!probe) return;
+  client = probe.client;
+  const cfg = probe.cfg;
   const sub = (d) => context.subscriptions.push(d);
 
   state.setProbe(context.extension);
