@@ -176,6 +176,7 @@ class ProbeClient {
           this.errors.push(`refused by the relay: ${msg.reason}`);
           this.configured(null);
           this.closing = true;
+          sock.destroy();
         }
       }
     });

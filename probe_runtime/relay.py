@@ -93,7 +93,12 @@ class Relay:
         if why is not None:
             self.client.emit("suspected_forgery", {"reason": f"probe relay: {why}", "peer": describe(pid)})
             writer.write(json.dumps({"type": "refused", "reason": why}).encode() + b"\n")
-            await writer.drain()
+            try:
+                await writer.drain()
+                # the peer closes once it has read why (closing first could reset the connection before it has)
+                await asyncio.wait_for(reader.read(), 5)
+            except (ConnectionError, asyncio.TimeoutError, asyncio.CancelledError):
+                pass
             writer.close()
             return
         try:
