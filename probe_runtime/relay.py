@@ -11,7 +11,9 @@ anything it sends:
   the agent starts), and pins the program (/proc/<pid>/exe) and the parent that later peers must share;
 - a later peer (a second window's extension host, the one a reload starts) must be a sibling of the first:
   the same program forked by the same parent. A terminal, a task or a program the agent starts is a child of
-  something else and is refused, recorded as `suspected_forgery`.
+  something else and is refused, recorded as `suspected_forgery`;
+- the probe's own files (`--seal`, as the trial placed them) must be unchanged: a program of the app's user
+  that rewrote them and reloaded the app would otherwise get its code admitted as the probe.
 
 Protocol (one JSON object per line):
   peer  -> {"type": "hello"}
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import socket
@@ -57,9 +60,28 @@ def describe(pid: int) -> dict:
     return info
 
 
+def digest(path: str) -> str:
+    """What a file or a folder holds: every file's relative path and bytes, links as their targets."""
+    h = hashlib.sha256()
+    entries = [(path, "")] if not os.path.isdir(path) else sorted(
+        (os.path.join(root, n), os.path.relpath(os.path.join(root, n), path))
+        for root, dirs, names in os.walk(path) for n in dirs + names)
+    for full, rel in entries:
+        h.update(rel.encode() + b"\0")
+        if os.path.islink(full):
+            h.update(b"link:" + os.readlink(full).encode())
+        elif os.path.isfile(full):
+            with open(full, "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+        elif not os.path.isdir(full):
+            h.update(b"missing" if not os.path.lexists(full) else b"other")
+    return h.hexdigest()
+
+
 class Relay:
-    def __init__(self, cfg: dict, socket_path: str):
+    def __init__(self, cfg: dict, socket_path: str, sealed: list[str] = ()):
         self.cfg, self.socket_path = cfg, socket_path
+        self.sealed = {p: digest(p) for p in sealed}
         self.client = ProbeClient(cfg["url"], cfg["token"], cfg["run_id"], cfg["app"], source="probe",
                                   stream=f"{cfg['app']}-probe-relay")
         self.first: dict | None = None        # the pinned first peer
@@ -78,6 +100,9 @@ class Relay:
                 return "the peer is dumpable: its memory is open to the app user's other programs"
         except OSError:
             return "the peer is gone"
+        changed = [p for p, d in self.sealed.items() if digest(p) != d]
+        if changed:
+            return f"the probe's files changed since the trial placed them: {', '.join(changed)}"
         if self.first is None:
             self.first = me
             return None
@@ -142,12 +167,13 @@ class Relay:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--socket", required=True, help="where to listen; owned by whoever owns its folder")
+    p.add_argument("--seal", action="append", default=[], help="a file or folder of the probe's that must not change")
     args = p.parse_args(argv)
     cfg = read_config()
     if cfg is None:
         print("probe relay: no run config", file=sys.stderr)
         return 2
-    asyncio.run(Relay(cfg, args.socket).run())
+    asyncio.run(Relay(cfg, args.socket, args.seal).run())
     return 0
 
 

@@ -74,7 +74,9 @@ class ProbeSource(EventSource):
                                          privileged=True)
         socket_path = await env.app_private_path(RELAY_SOCKET)
         code_root = os.path.dirname(env.repo_path(paths.RUNTIME_DIR))
-        self.relay = await env.spawn([env.python, "-m", "probe_runtime.relay", "--socket", socket_path],
+        # the probe's own files, as placed: a peer is admitted only while they are unchanged
+        seals = [arg for f in self.config.files for arg in ("--seal", self.ctx.values.expand(f.to))]
+        self.relay = await env.spawn([env.python, "-m", "probe_runtime.relay", "--socket", socket_path, *seals],
                                      env={CONFIG_ENV: config, "PYTHONPATH": code_root}, cwd=code_root,
                                      log_name="probe-relay", privileged=True, stdin=asyncio.subprocess.PIPE)
         return socket_path

@@ -70,14 +70,18 @@ async def relay(evaluator):
     script.write_text(DRIVER % (json.dumps(str(paths.RUNTIME_DIR / "client.js")), json.dumps(token)))
     os.chmod(script, 0o644)
     sock = folder / "relay.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "probe_runtime.relay", "--socket", str(sock)], stdin=subprocess.PIPE,
+    sealed = tmp_path / "probe"  # the probe's files as the trial placed them
+    sealed.mkdir()
+    (sealed / "extension.js").write_text("// the probe\n")
+    proc = subprocess.Popen([sys.executable, "-m", "probe_runtime.relay", "--socket", str(sock), "--seal", str(sealed)],
+                            stdin=subprocess.PIPE,
                             env={**os.environ, "MCPWORLD_PROBE_CONFIG": str(cfg), "PYTHONPATH": str(paths.CODE_ROOT)},
                             cwd=paths.CODE_ROOT)
     for _ in range(200):
         if sock.exists():
             break
         await asyncio.sleep(0.05)
-    yield {"sock": sock, "script": script, "config_left": cfg.exists()}
+    yield {"sock": sock, "script": script, "config_left": cfg.exists(), "sealed": sealed}
     proc.stdin.write(b"stop\n")
     proc.stdin.flush()
     proc.wait(20)
@@ -152,3 +156,26 @@ async def test_siblings_are_admitted_without_the_secret_and_others_refused(evalu
     refusals = [e.payload["reason"] for e in probe if e.name == ev.FORGERY]
     assert len(refusals) == 2
     assert any("not a sibling" in r for r in refusals) and any("dumpable" in r for r in refusals)
+
+
+async def test_no_peer_is_admitted_once_the_probes_files_changed(evaluator, relay):
+    """A program of the app's user that rewrote the probe and reloaded the app would start a sibling running its
+    code: the relay compares the probe's files with what the trial placed before it admits anyone."""
+    first = Peer(relay)
+    try:
+        assert "config" in await first.line()
+        (relay["sealed"] / "extension.js").write_text("// emits whatever it likes\n")
+        second = Peer(relay)
+        try:
+            assert await second.line() == {"refused": True}
+        finally:
+            second.close()
+    finally:
+        first.close()
+    for _ in range(200):
+        refusals = [e.payload["reason"] for e in evaluator.log.events if e.name == ev.FORGERY]
+        if refusals:
+            break
+        await asyncio.sleep(0.05)
+    assert len(refusals) == 1 and "the probe's files changed" in refusals[0], refusals
+

@@ -220,8 +220,8 @@ class Inspect(Agent):
 
     name = "inspect"
 
-    def __init__(self, comm):
-        self.comm, self.found = comm, []
+    def __init__(self, comm, cmdline=None):
+        self.comm, self.cmdline, self.found = comm, cmdline, []
 
     async def run(self, ctx):
         home = (await ctx.tools.call("bash", {"command": "echo -n $HOME"})).texts[0].strip()
@@ -231,33 +231,70 @@ class Inspect(Agent):
                 env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
                 if not comm.startswith(self.comm) or f"HOME={home}".encode() not in env:
                     continue
+                cmdline = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+                if self.cmdline and self.cmdline not in cmdline:
+                    continue
                 status = dict(line.split(":\t", 1) for line in open(f"/proc/{pid}/status").read().splitlines()
                               if ":\t" in line)
                 self.found.append({"uid": int(status["Uid"].split()[0]), "seccomp": status["Seccomp"].strip(),
                                    "no_new_privs": status["NoNewPrivs"].strip(),
-                                   "proc_owner": os.stat(f"/proc/{pid}/environ").st_uid})
+                                   "proc_owner": os.stat(f"/proc/{pid}/environ").st_uid, "cmdline": cmdline})
             except (OSError, KeyError, ValueError):
                 continue
 
 
-# app -> (task, the app's process name, whether it starts programs after the probe is up)
-PROCESSES = {"blender": ("blender/185", "blender", False), "freecad": ("freecad/127", "freecad", False),
-             "qgis": ("qgis/66", "qgis", False), "anki": ("anki/161", "anki", True)}
+# app -> (task, the app's process name, whether it starts programs after the probe is up, a part of its command
+# line where the name is not enough)
+PROCESSES = {"blender": ("blender/185", "blender", False, None), "freecad": ("freecad/127", "freecad", False, None),
+             "qgis": ("qgis/66", "qgis", False, None), "anki": ("anki/161", "anki", True, None),
+             "joplin": ("joplin/100", "node", True, "joplin/main.js"),
+             "vscode": ("vscode/1", "node", True, "--type=extensionHost")}
 
 
 @pytest.mark.parametrize("app", sorted(PROCESSES))
 def test_the_apps_process_keeps_its_secret_and_starts_no_program(app, tmp_path):
     """The process that holds the run's secret is non-dumpable (its /proc files are root's, though it runs as
     the app's user); an in-app Python probe's process is closed to new programs (a seccomp filter, with
-    no_new_privs). Anki has no in-app Python start: it plays sounds through a player it starts."""
-    task, comm, starts_programs = PROCESSES[app]
-    agent = Inspect(comm)
+    no_new_privs). Anki has no in-app Python start: it plays sounds through a player it starts; the Node probes
+    (Joplin's client, VS Code's extension host) start programs of their app's, and VS Code's extension host runs
+    with no inspector on SIGUSR1."""
+    task, comm, starts_programs, cmdline = PROCESSES[app]
+    agent = Inspect(comm, cmdline)
     trial = Trial(TASKS[task], agent, TrialOptions(mode="gui"), tmp_path / "trial")
     asyncio.run(trial.run())
     assert agent.found, f"no {comm} process of this trial"
     main = agent.found[0]
     assert main["uid"] != 0 and main["proc_owner"] == 0, main
     assert (main["seccomp"], main["no_new_privs"]) == (("0", "0") if starts_programs else ("2", "1")), main
+    if app == "vscode":
+        assert "--disable-sigusr1" in main["cmdline"], main
+
+
+@pytest.mark.parametrize("backend", ["local", "docker"])
+def test_a_vscode_terminal_cannot_speak_for_the_probe(backend, tmp_path):
+    """The integrated terminal's shell runs as the app's user, beside the extension host: it reaches the relay's
+    socket, but the relay refuses it (neither non-dumpable nor a sibling of the extension host) and records
+    the attempt, and the extension host's memory is closed to it."""
+    relay = ("python3 -c \"import os,socket; s=socket.socket(socket.AF_UNIX); s.connect(os.environ['MCPWORLD_PROBE_RELAY']); "
+             "s.sendall(b'{}'); print(s.recv(300))\"")
+    memory = "head -c 20 /proc/$(pgrep -f type=extensionHost | head -1)/environ > /dev/null"
+    result, out, events = run("vscode/1", [
+        {"action": "key", "text": "F1"},
+        {"action": "type", "text": "Terminal: Create New Terminal"},
+        {"action": "key", "text": "Return"},
+        {"action": "wait", "duration": 3.0},
+        {"action": "type", "text": relay},
+        {"action": "key", "text": "Return"},
+        {"action": "wait", "duration": 2.0},
+        {"action": "type", "text": memory},
+        {"action": "key", "text": "Return"},
+        {"action": "wait", "duration": 2.0},
+    ], tmp_path, backend=backend)
+    ran = {e.payload["command"]: e.payload["exit_code"] for e in events if e.name == "terminal_command"}
+    assert ran.get(memory) == 1, ran  # Permission denied: the extension host is non-dumpable
+    refusals = [e.payload["reason"] for e in events if e.name == "suspected_forgery"]
+    assert refusals and all(r.startswith("probe relay:") for r in refusals), [e.name for e in events]
+    assert not result.success and result.kscr == 0.0 and result.failure == "suspected_forgery", result.failure_detail
 
 
 def test_anki_installs_no_addon_from_a_file(tmp_path):
