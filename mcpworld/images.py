@@ -281,12 +281,15 @@ def build_app(client, desktop: str, app: AppConfig, log: Log = print, force: boo
         if missing := missing_npm(app):
             raise ImageBuildError(f"{app.id}: {', '.join(missing)} not installed here: run `mcpworld apps install {app.id}`")
         dockerfile += f"USER root\nCOPY app-npm {prefix}\nUSER app\n".encode()
+    for i, f in enumerate(app.install.system_files):  # root's in the image as on the host
+        dockerfile += f"USER root\nCOPY app-etc/{i} {f.to}\nUSER app\n".encode()
     apt = " ".join(app.install.apt)
     python = image_python_version()
     npm_inputs = [*app.install.npm, app.install.node or ""] if app.install.npm else []
     if app.install.node:
         npm_inputs.append(NOT_DUMPABLE_SOURCE.read_text())
-    inputs = _hash(dockerfile, apt, python, *app.install.pip, *npm_inputs, desktop_image.id)
+    etc = [(app.folder / f.from_).read_text() for f in app.install.system_files]
+    inputs = _hash(dockerfile, apt, python, *app.install.pip, *npm_inputs, *etc, desktop_image.id)
     tag = app_tag(desktop, app.id)
     if cached := _cached(client, tag, inputs, force):
         return cached
@@ -295,6 +298,10 @@ def build_app(client, desktop: str, app: AppConfig, log: Log = print, force: boo
         (ctx / "Dockerfile").write_bytes(dockerfile)
         if app.install.npm:
             _link_tree(prefix, ctx / "app-npm")
+        for i, f in enumerate(app.install.system_files):
+            (ctx / "app-etc").mkdir(exist_ok=True)
+            shutil.copyfile(app.folder / f.from_, ctx / "app-etc" / str(i))
+            os.chmod(ctx / "app-etc" / str(i), 0o644)  # COPY keeps the mode; the owner is root
         fetch_wheels(list(app.install.pip), python, ctx / "app-wheels", log)
         return _build(client, tag, ctx, inputs, {"DESKTOP": desktop_tag(desktop), "APT_PACKAGES": apt}, log, nocache)
 

@@ -18,6 +18,12 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class SystemFile(_Model):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    from_: str = Field(alias="from", description="a file in the app's folder (apps/<app>/)")
+    to: str = Field(pattern=r"^/etc/[^/].*$", description="where it goes, under /etc: root's, read by all")
+
+
 class Install(_Model):
     apt: list[str] = []
     pip: list[str] = []
@@ -32,6 +38,9 @@ class Install(_Model):
                                    "(native modules built here)")
     build_apt: list[str] = Field(default_factory=list, description="Debian packages the npm install builds with "
                                  "(host only: images get the built prefix)")
+    system_files: list[SystemFile] = Field(default_factory=list, description="files placed under /etc, on the host "
+                                           "and in the app's images (a browser's managed policy): root's, so "
+                                           "neither the app's user nor the agent can change them")
 
 
 class Build(_Model):
@@ -177,6 +186,9 @@ def load_app(path: Path) -> AppConfig:
         errors.append(ConfigError(path, "ready.event", f"'{app.ready.event}' is not among the app's events"))
     if app.ready and app.ready.port and app.ready.port not in app.ports:
         errors.append(ConfigError(path, "ready.port", f"'{app.ready.port}' is not among the app's ports"))
+    for i, f in enumerate(app.install.system_files if app.install else []):
+        if not (app.folder / f.from_).is_file():
+            errors.append(ConfigError(path, f"install.system_files[{i}].from", f"no such file {app.folder / f.from_}"))
     from mcpworld.sources import validate_app_sources  # each source checks its own table
 
     errors += validate_app_sources(app, path)

@@ -57,6 +57,9 @@ class Keyboard(Agent):
         home = (await ctx.tools.call("bash", {"command": "echo -n $HOME"})).texts[0].strip()
         for action in actions_with_waits(self.actions):
             action = json.loads(json.dumps(action).replace("@HOME@", home))  # what the agent's bash told it
+            if "active_window" in action:  # what the screen shows on top (the runner looks, not the agent)
+                self.outputs.append((action, False, [ctx.env.active_window_name() or ""]))
+                continue
             if "bash" in action:
                 r = await ctx.tools.call("bash", {"command": action["bash"]})
             elif "tool" in action:  # an app's MCP tool
@@ -295,6 +298,24 @@ def test_a_vscode_terminal_cannot_speak_for_the_probe(backend, tmp_path):
     refusals = [e.payload["reason"] for e in events if e.name == "suspected_forgery"]
     assert refusals and all(r.startswith("probe relay:") for r in refusals), [e.name for e in events]
     assert not result.success and result.kscr == 0.0 and result.failure == "suspected_forgery", result.failure_detail
+
+
+@pytest.mark.parametrize("backend", ["local", "docker"])
+def test_vscode_opens_no_devtools(backend, tmp_path):
+    """Chromium's DevTools in VS Code's window would run JavaScript in the workbench page (VS Code's commands:
+    a terminal, an extension install): the managed policy the install places under /etc keeps them closed."""
+    result, out, events = run("vscode/1", [
+        {"action": "key", "text": "ctrl+shift+i"},
+        {"action": "wait", "duration": 3.0},
+        {"active_window": True},
+        {"action": "key", "text": "Return"},  # the policy's notice
+        {"action": "key", "text": "F12"},
+        {"action": "wait", "duration": 3.0},
+        {"active_window": True},
+    ], tmp_path, backend=backend)
+    shown = [texts[0] for action, _, texts in out if "active_window" in action]
+    assert len(shown) == 2 and all(name.endswith(" - VS Code") for name in shown), shown
+    assert not result.success
 
 
 def test_anki_installs_no_addon_from_a_file(tmp_path):
