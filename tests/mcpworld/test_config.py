@@ -131,6 +131,23 @@ def test_malformed_app_config(tmp_path):
         load_app(folder / "app.toml")
 
 
+def test_an_apps_system_files_exist_and_go_under_etc(tmp_path):
+    from mcpworld.config.app import load_app
+    folder = tmp_path / "myapp"
+    folder.mkdir()
+    base = 'id = "myapp"\nname = "X"\n[launch]\ncommand = ["x"]\n[ready]\nwindow_name = "x"\n[events]\nup = "up"\n'
+    (folder / "app.toml").write_text(base + '[install]\nsystem_files = [{ from = "policy.json", to = "/etc/x/p.json" }]\n')
+    with pytest.raises(ConfigErrors) as e:
+        load_app(folder / "app.toml")
+    assert [(x.field, x.problem.split(" /")[0]) for x in e.value.errors] == [("install.system_files[0].from", "no such file")]
+    (folder / "policy.json").write_text("{}")
+    assert load_app(folder / "app.toml").install.system_files[0].to == "/etc/x/p.json"
+    (folder / "app.toml").write_text(base + '[install]\nsystem_files = [{ from = "policy.json", to = "/usr/bin/x" }]\n')
+    with pytest.raises(ConfigErrors) as e:
+        load_app(folder / "app.toml")
+    assert [x.field for x in e.value.errors] == ["install.system_files[0].to"] and "/etc/" in e.value.errors[0].problem
+
+
 def test_an_app_declared_unavailable_needs_no_launch_but_a_reason_and_its_tasks_cannot_be_ready(tmp_path):
     from mcpworld.config.app import load_app
     folder = tmp_path / "apps" / "gone"
