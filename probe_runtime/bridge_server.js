@@ -11,6 +11,8 @@ const crypto = require("crypto");
 const http = require("http");
 
 class BridgeError extends Error {}
+// a result may carry [AFTER]: a function run once the reply has gone out (not part of the reply)
+const AFTER = Symbol("after");
 
 function serve({ host, port, secret, methods, onRefused = () => {}, around = (fn) => fn(), settle = async () => {}, flush = async () => {} }) {
   const expected = Buffer.from(`Bearer ${secret}`);
@@ -54,15 +56,24 @@ function serve({ host, port, secret, methods, onRefused = () => {}, around = (fn
         box = { error: `${e.name}: ${e.message}` };
       }
       await flush();
+      const after = box.result && box.result[AFTER];
+      if (typeof after === "function") res.on("finish", after);
       reply(200, box);
     });
   });
   // Another process of the app's probe may hold the port (the first window's extension host, while a second
   // window runs): this one takes it over once that one is gone.
-  let closed = false, retry = null;
+  // `bound` settles once this one listens (true) or finds the port held by another (false): the probe says it
+  // started only then, so whoever waits for that can call the bridge
+  let closed = false, retry = null, settled;
+  server.bound = new Promise((resolve) => { settled = resolve; });
   const listen = () => { if (!closed) server.listen(Number(port), host || "127.0.0.1"); };
+  server.on("listening", () => settled(true));
   server.on("error", (e) => {
-    if (e.code === "EADDRINUSE" && !closed) retry = setTimeout(listen, 500);
+    if (e.code === "EADDRINUSE" && !closed) {
+      settled(false);
+      retry = setTimeout(listen, 500);
+    }
   });
   const close = server.close.bind(server);
   server.close = (cb) => {
@@ -74,4 +85,4 @@ function serve({ host, port, secret, methods, onRefused = () => {}, around = (fn
   return server;
 }
 
-module.exports = { serve, BridgeError };
+module.exports = { serve, BridgeError, AFTER };

@@ -13,7 +13,7 @@ const vscode = require("vscode");
 const state = require("./state");
 const git = require("./git");
 const debug = require("./debug");
-const { serve: serveBridge, BridgeError } = require("./probe_bridge_server");
+const { serve: serveBridge, BridgeError, AFTER } = require("./probe_bridge_server");
 
 let calls = 0;
 function inCall() {
@@ -366,8 +366,9 @@ const METHODS = {
     let stat;
     try { stat = await vscode.workspace.fs.stat(vscode.Uri.file(target)); } catch (e) { stat = null; }
     if (!stat || !(stat.type & vscode.FileType.Directory)) throw new BridgeError(`no folder ${target}`);
-    setTimeout(() => vscode.commands.executeCommand("vscode.openFolder", vscode.Uri.file(target), { forceReuseWindow: true }), 200);
-    return { opening: target };
+    // after the reply: the switch ends this extension host
+    return { opening: target, [AFTER]: () => vscode.commands.executeCommand("vscode.openFolder", vscode.Uri.file(target),
+                                                                         { forceReuseWindow: true }) };
   },
 
   stop_debugging: async () => {

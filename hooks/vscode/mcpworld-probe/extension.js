@@ -137,6 +137,7 @@ async function activate(context) {
   git.watch(emit, sub);
 
   server = bridge.serve(cfg, { emit, pending, flush: () => client.flush(5000) });
+  await server.bound;  // the bridge answers (or another window's host serves it) before the probe says it started
   emit("probe_started", { workspace: state.root(), version: vscode.version, pid: process.pid,
                           editors: state.visibleEditors(), theme: settings["workbench.colorTheme"].effective ?? null });
 }
