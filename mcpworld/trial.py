@@ -36,6 +36,7 @@ from mcpworld.results import Failure, Timings, TrialResult
 from mcpworld.rundir import TrialDir
 from mcpworld.sources import SourceError, TrialContext
 from mcpworld.values import RunValues
+from probe_runtime.relay import RELAY_STREAM
 
 # after the agent: wait for a pause this long in the event stream (at most QUIET_LIMIT) before the state query
 QUIET_GAP, QUIET_LIMIT = 0.3, 3.0
@@ -301,9 +302,10 @@ class Trial:
             self._agent_done = time.time()
 
     def _app_running(self) -> bool:
-        """The app we launched is up, or one the agent restarted has its probe connected."""
+        """The app we launched is up, or one the agent restarted has its probe connected (a probe relay's stream
+        says nothing of the app: the relay stays connected whether or not the app is there)."""
         launched = self.app_proc is not None and self.env.alive(self.app_proc)
-        return launched or bool(self.evaluator.connected_streams)
+        return launched or any(not s.endswith(RELAY_STREAM) for s in self.evaluator.connected_streams)
 
     # -- the end -------------------------------------------------------------------
     async def _evaluate(self, settle: bool = True) -> None:

@@ -38,6 +38,7 @@ import sys
 from probe_runtime.client import ProbeClient, read_config
 
 MAX_LINE = 1 << 20
+RELAY_STREAM = "-probe-relay"  # the relay's stream: <app>-probe-relay
 
 
 def peer_of(sock: socket.socket) -> tuple[int, int]:
@@ -83,7 +84,7 @@ class Relay:
         self.cfg, self.socket_path = cfg, socket_path
         self.sealed = {p: digest(p) for p in sealed}
         self.client = ProbeClient(cfg["url"], cfg["token"], cfg["run_id"], cfg["app"], source="probe",
-                                  stream=f"{cfg['app']}-probe-relay")
+                                  stream=f"{cfg['app']}{RELAY_STREAM}")
         self.first: dict | None = None        # the pinned first peer
         self.acked: dict[int, int] = {}       # peer pid -> its highest seq forwarded
         self.peer_config = {k: cfg.get(k) for k in ("run_id", "app", "ports", "secrets", "bind_host")}
