@@ -184,8 +184,9 @@ def missing_system_files(app: AppConfig) -> list[str]:
 
 
 def place_system_files(app: AppConfig, log=print) -> None:
+    missing = set(missing_system_files(app))
     for f in app.install.system_files:
-        if f.to in missing_system_files(app):
+        if f.to in missing:
             log(f"install {f.from_} -> {f.to}")
             prefix = [] if os.geteuid() == 0 else ["sudo"]
             subprocess.run(prefix + ["install", "-D", "-m", "0644", "-o", "root", "-g", "root",

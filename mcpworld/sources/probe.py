@@ -22,12 +22,12 @@ from pydantic import Field
 
 from evaluator import events as ev
 from evaluator.events import Source
+from mcpworld import paths
 from mcpworld.config.app import CopySpec
 from mcpworld.errors import ConfigError
 from mcpworld.install import not_dumpable_addon
 from mcpworld.sources import register
 from mcpworld.sources.base import EventSource, SourceConfig, SourceError
-from mcpworld import paths
 from probe_runtime.client import CONFIG_ENV
 
 CONFIG_FILE = "probe-run.json"
