@@ -147,7 +147,7 @@ def apt_install(packages: list[str], log=print) -> None:
 def is_installed(app: AppConfig) -> bool:
     if not app.available:
         return False
-    if any(pip_version(r) is None for r in server_requirements(app)) or missing_npm(app) or missing_system_files(app):
+    if any(pip_version(r) is None for r in server_requirements(app)) or missing_npm(app):
         return False
     if not app.install.check:
         return not missing_debs(app.install.apt)
@@ -173,32 +173,11 @@ def app_version(app: AppConfig) -> str | None:
     return deb_version(pkg)
 
 
-def missing_system_files(app: AppConfig) -> list[str]:
-    """The app's files under /etc that are absent or differ from the app's copy."""
-    out = []
-    for f in app.install.system_files:
-        target = Path(f.to)
-        if not target.is_file() or target.read_bytes() != (app.folder / f.from_).read_bytes():
-            out.append(f.to)
-    return out
-
-
-def place_system_files(app: AppConfig, log=print) -> None:
-    missing = set(missing_system_files(app))
-    for f in app.install.system_files:
-        if f.to in missing:
-            log(f"install {f.from_} -> {f.to}")
-            prefix = [] if os.geteuid() == 0 else ["sudo"]
-            subprocess.run(prefix + ["install", "-D", "-m", "0644", "-o", "root", "-g", "root",
-                                     str(app.folder / f.from_), f.to], check=True)
-
-
 def install_app(app: AppConfig, log=print) -> None:
     if not app.available:
         raise MCPWorldError(f"{app.name} cannot be installed: {app.unavailable_reason}")
     apt_install(app.install.apt, log)
     npm_install(app, log)
-    place_system_files(app, log)
     pip = [*app.install.pip, *server_requirements(app)]
     if pip:
         log(f"pip install {' '.join(pip)}")

@@ -58,7 +58,8 @@ async def launch(app: AppConfig, env: Environment, values: RunValues, extra_env:
         raise PrerequisiteError(f"{app.name} is unavailable: {app.unavailable_reason}")
     argv = [values.expand(a) for a in app.launch.command]
     launch_env = {k: values.expand(v) for k, v in app.launch.env.items()}
-    return await env.spawn(argv, env={**launch_env, **extra_env}, log_name="app")
+    etc = [(str(app.folder / f.from_), f.to) for f in app.install.system_files] if app.install else []
+    return await env.spawn(argv, env={**launch_env, **extra_env}, log_name="app", etc=etc)
 
 class Readiness:
     """Waits until the app can take input: its window mapped, its port open, each event source ready (in

@@ -38,9 +38,11 @@ class Install(_Model):
                                    "(native modules built here)")
     build_apt: list[str] = Field(default_factory=list, description="Debian packages the npm install builds with "
                                  "(host only: images get the built prefix)")
-    system_files: list[SystemFile] = Field(default_factory=list, description="files placed under /etc, on the host "
-                                           "and in the app's images (a browser's managed policy): root's, so "
-                                           "neither the app's user nor the agent can change them")
+    system_files: list[SystemFile] = Field(default_factory=list, description="files the app sees under /etc (a "
+                                           "browser's managed policy), root's so neither the app's user nor the "
+                                           "agent can change them: placed in the app's images; on the local "
+                                           "backend mounted for the app's processes alone (the host's /etc is "
+                                           "left as it is)")
 
 
 class Build(_Model):

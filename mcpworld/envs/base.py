@@ -128,9 +128,10 @@ class Environment(abc.ABC):
     async def spawn(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
                     stdin: int | None = None, stdout: int | None = None, stderr: int | None = None,
                     log_name: str | None = None, privileged: bool = False,
-                    agent: bool = False) -> asyncio.subprocess.Process:
+                    agent: bool = False, etc: list[tuple[str, str]] | None = None) -> asyncio.subprocess.Process:
         """Start a process inside the environment (tracked, killed on close): as the app's user, as root
-        (`privileged`: the Frida bridge), or as the agent's user in its sandbox (`agent`: the bash tool)."""
+        (`privileged`: the Frida bridge), or as the agent's user in its sandbox (`agent`: the bash tool).
+        `etc`: (file, path under /etc) the app's process sees (its images have them in place)."""
 
     @abc.abstractmethod
     def base_env(self) -> dict[str, str]:

@@ -297,7 +297,7 @@ class DockerEnvironment(X11Desktop, Environment):
 
     # -- processes ---------------------------------------------------------------------
     async def spawn(self, argv, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, log_name=None,
-                    privileged: bool = False, agent: bool = False):
+                    privileged: bool = False, agent: bool = False, etc=None):
         if self._closed or self.container is None:
             raise EnvironmentSetupError("environment is not open")
         pipe = stdout is asyncio.subprocess.PIPE or stderr is asyncio.subprocess.PIPE

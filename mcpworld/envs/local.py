@@ -193,7 +193,7 @@ class LocalEnvironment(X11Desktop, Environment):
         return f
 
     async def spawn(self, argv, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, log_name=None,
-                    privileged=False, agent=False):
+                    privileged=False, agent=False, etc=None):
         if self._closed:
             raise EnvironmentSetupError("environment is closed")
         full_env = {**self.base_env(), **(env or {})}
@@ -205,6 +205,8 @@ class LocalEnvironment(X11Desktop, Environment):
         if self._users and agent:
             argv = accounts.sandbox(list(argv), self._users, self.home, str(self._agent_tmp), self.display,
                                     str(self._xauthority))
+        elif not privileged and self._users and etc:
+            argv, who = accounts.with_etc(list(argv), self._users, etc), {"umask": 0o007}
         elif not privileged:
             who = self._as_app()
         proc = await asyncio.create_subprocess_exec(

@@ -127,6 +127,31 @@ def sandbox(argv: list[str], u: Users, home: str, tmp: str, display: str, xautho
             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "sh", "-c", 'umask 007; exec "$@"', "sh", *argv]
 
 
+def with_etc(argv: list[str], u: Users, files: list[tuple[str, str]]) -> list[str]:
+    """argv run as the app's user in a mount namespace of its own where `files` [(file, path under /etc)] are
+    in place, read-only and root's, while the host's /etc is not changed. Each file's folder is a fresh one
+    there, so what the host has in it does not reach the app; a folder the host lacks is made on a fresh
+    copy of its nearest existing parent, whose entries are the host's."""
+    bwrap, setpriv = shutil.which("bwrap"), shutil.which("setpriv")
+    if not bwrap or not setpriv:
+        raise PrerequisiteError("'bwrap' (bubblewrap) and 'setpriv' are needed to run the app (run `make setup`)")
+    box = [bwrap, "--die-with-parent", "--dev-bind", "/", "/"]
+    for folder in dict.fromkeys(Path(to).parent for _, to in files):
+        parent = folder
+        while not parent.is_dir():
+            parent = parent.parent
+        box += ["--tmpfs", str(parent)]
+        if parent != folder:  # bwrap binds from the host's tree, which the fresh folder does not hide
+            for entry in sorted(parent.iterdir()):
+                box += ["--dev-bind", str(entry), str(entry)]
+            for made in reversed([folder, *folder.parents][:len(folder.parents) - len(parent.parents)]):
+                box += ["--perms", "0755", "--dir", str(made)]
+    for source, to in files:
+        box += ["--ro-bind", source, to]
+    return [*box, "--", setpriv, f"--reuid={u.app_uid}", f"--regid={u.share_gid}",
+            f"--groups={u.app_gid},{u.share_gid}", *argv]
+
+
 def write_xauthority(path: Path, cookie: bytes) -> None:
     """An X cookie file that holds for any display of this host: a FamilyWild entry (libXau's clients) and a
     local one with no display number (python-xlib's)."""

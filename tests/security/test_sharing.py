@@ -2,6 +2,7 @@
 read and change), while the app's private data stays the app's, on both backends."""
 
 import asyncio
+import os
 
 import pytest
 
@@ -72,3 +73,23 @@ async def test_the_agent_cannot_plant_what_the_app_reads_or_swap_its_folders(any
     assert code == 0, text
     code, text = await output(env, ["cat", f"{private}/collection.db", f"{home}/notes.txt"])
     assert code == 0 and text == "the app's\na work file\nmore\n"
+
+
+async def test_the_apps_etc_files_are_its_own_and_the_hosts_etc_is_untouched(env, tmp_path):
+    """An app's `system_files` (VS Code's browser policy) are mounted for the app's processes alone on the
+    local backend: there, read-only and root's; on the host, absent, so the machine's own browser keeps its
+    settings."""
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"DeveloperToolsAvailability": 2}\n')
+    policy.chmod(0o644)
+    tmp_path.chmod(0o755)
+    target = "/etc/mcpworld-test-policy/managed/p.json"
+    code, text = await output(env, ["sh", "-c", f"id -u; stat -c %U {target}; cat {target}; test -f /etc/passwd && "
+                                    f"echo passwd; echo x > {target}"], etc=[(str(policy), target)])
+    uid, owner, content, passwd, *error = text.splitlines()
+    assert uid != "0" and owner == "root" and content == '{"DeveloperToolsAvailability": 2}'
+    assert code != 0 and "Read-only" in " ".join(error), text
+    assert passwd == "passwd", "the rest of /etc is the host's"
+    assert not os.path.exists("/etc/mcpworld-test-policy"), "nothing is left in the host's /etc"
+    _, others = await output(env, ["cat", target])  # the app's other processes: the host's /etc
+    assert "No such file" in others
