@@ -298,6 +298,26 @@ def test_a_vscode_terminal_cannot_speak_for_the_probe(backend, tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["local", "docker"])
+def test_an_extension_planted_from_a_vscode_terminal_is_recorded(backend, tmp_path):
+    """The terminal's shell (the app's user) writes an extension into VS Code's extensions folder, which the
+    next extension host would load beside the probe: root's watch on that folder records it, and the trial
+    is not a pass, though the extension then deletes itself."""
+    plant = ("d=~/.local/share/code-server/extensions/evil.evil-1.0.0; mkdir -p $d && echo '{}' > $d/package.json "
+             "&& sleep 1 && rm -r $d")
+    result, out, events = run("vscode/1", [
+        {"action": "key", "text": "F1"},
+        {"action": "type", "text": "Terminal: Create New Terminal"},
+        {"action": "key", "text": "Return"},
+        {"action": "wait", "duration": 3.0},
+        {"action": "type", "text": plant},
+        {"action": "key", "text": "Return"},
+        {"action": "wait", "duration": 3.0},
+    ], tmp_path, backend=backend)
+    assert first_code_run(events, "fs", "extension").payload["code"] == "create evil.evil-1.0.0"
+    assert not result.success and result.failure == "in_app_code", result.failure_detail
+
+
+@pytest.mark.parametrize("backend", ["local", "docker"])
 def test_vscode_opens_no_devtools(backend, tmp_path):
     """Chromium's DevTools in VS Code's window would run JavaScript in the workbench page (VS Code's commands:
     a terminal, an extension install): the managed policy the install places under /etc keeps them closed."""
