@@ -4,6 +4,7 @@ own prefix with the exact Node the app asks for, so an app never runs on whateve
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -57,10 +58,21 @@ def not_dumpable_addon(app: AppConfig) -> Path:
     return npm_prefix(app) / "lib" / "mcpworld" / "not_dumpable.node"
 
 
+def _addon_stamp(app: AppConfig) -> Path:
+    """The digest of the source the addon was built from, beside it: a changed source is a missing addon."""
+    return not_dumpable_addon(app).with_suffix(".source-sha256")
+
+
+def _addon_is_current(app: AppConfig) -> bool:
+    stamp = _addon_stamp(app)
+    return (not_dumpable_addon(app).exists() and stamp.exists()
+            and stamp.read_text() == hashlib.sha256(NOT_DUMPABLE_SOURCE.read_bytes()).hexdigest())
+
+
 def missing_npm(app: AppConfig) -> list[str]:
     """The app's npm packages (and its Node, and the runtime's addon for it) not installed as it asks."""
     out = [] if app.install.node is None or node_version(app) == app.install.node else [f"node@{app.install.node}"]
-    if app.install.node is not None and not not_dumpable_addon(app).exists():
+    if app.install.node is not None and not _addon_is_current(app):
         out.append(NOT_DUMPABLE)
     for spec in app.install.npm:
         name, version = _npm_spec(spec)
@@ -99,7 +111,10 @@ def npm_install(app: AppConfig, log=print) -> None:
         addon = not_dumpable_addon(app)
         log(f"cc {NOT_DUMPABLE_SOURCE.name} -> {addon}")
         addon.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(addon), str(NOT_DUMPABLE_SOURCE)], check=True)
+        built = addon.with_suffix(".new")  # then renamed: a process that has the old one loaded keeps it intact
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(built), str(NOT_DUMPABLE_SOURCE)], check=True)
+        built.replace(addon)
+        _addon_stamp(app).write_text(hashlib.sha256(NOT_DUMPABLE_SOURCE.read_bytes()).hexdigest())
     # the app's user runs it: readable and runnable by all
     subprocess.run(["chmod", "-R", "a+rX", str(prefix)], check=True)
 

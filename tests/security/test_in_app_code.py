@@ -274,11 +274,16 @@ def test_the_apps_process_keeps_its_secret_and_starts_no_program(app, tmp_path):
 def test_a_vscode_terminal_cannot_speak_for_the_probe(backend, tmp_path):
     """The integrated terminal's shell runs as the app's user, beside the extension host: it reaches the relay's
     socket, but the relay refuses it (neither non-dumpable nor a sibling of the extension host) and records
-    the attempt, and the extension host's memory is closed to it."""
+    the attempt, and the memory of the extension host and of every other process of VS Code's is closed to it."""
     relay = ("python3 -c \"import os,socket; s=socket.socket(socket.AF_UNIX); s.connect(os.environ['MCPWORLD_PROBE_RELAY']); "
              "s.sendall(b'{}'); print(s.recv(300))\"")
-    memory = "head -c 20 /proc/$(pgrep -f type=extensionHost | head -1)/environ > /dev/null"
+    # every process of code-server's and Chromium's (the extension host, its siblings, their parent, the
+    # window): none lets the terminal read it (exit 1; exit 0: one did; exit 2: too few found)
+    check = ("n=0; for p in $(pgrep -f 'lib/chromium/chromium|bin/code-server|out/node/entry|bootstrap-fork'); "
+             "do n=$((n+1)); head -c 1 /proc/$p/environ > /dev/null 2>&1 && exit 0; done; [ $n -ge 8 ] && exit 1; exit 2")
+    memory = "sh ~/memory.sh"
     result, out, events = run("vscode/1", [
+        {"bash": f"cat > ~/memory.sh <<'EOF'\n{check}\nEOF"},
         {"action": "key", "text": "F1"},
         {"action": "type", "text": "Terminal: Create New Terminal"},
         {"action": "key", "text": "Return"},
@@ -291,7 +296,7 @@ def test_a_vscode_terminal_cannot_speak_for_the_probe(backend, tmp_path):
         {"action": "wait", "duration": 2.0},
     ], tmp_path, backend=backend)
     ran = {e.payload["command"]: e.payload["exit_code"] for e in events if e.name == "terminal_command"}
-    assert ran.get(memory) == 1, ran  # Permission denied: the extension host is non-dumpable
+    assert ran.get(memory) == 1, ran  # Permission denied: they are non-dumpable
     refusals = [e.payload["reason"] for e in events if e.name == "suspected_forgery"]
     assert refusals and all(r.startswith("probe relay:") for r in refusals), [e.name for e in events]
     assert not result.success and result.kscr == 0.0 and result.failure == "suspected_forgery", result.failure_detail
