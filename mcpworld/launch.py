@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
 import time
 from pathlib import Path
 
@@ -59,7 +61,28 @@ async def launch(app: AppConfig, env: Environment, values: RunValues, extra_env:
     argv = [values.expand(a) for a in app.launch.command]
     launch_env = {k: values.expand(v) for k, v in app.launch.env.items()}
     etc = [(str(app.folder / f.from_), f.to) for f in app.install.system_files] if app.install else []
+    if app.launch.shells_as_agent:
+        launch_env.update(await start_shell_broker(env))
     return await env.spawn(argv, env={**launch_env, **extra_env}, log_name="app", etc=etc)
+
+
+async def start_shell_broker(env: Environment) -> dict[str, str]:
+    """The runtime's shell broker (root) beside the app, and the app's variables for it: the argv its user puts
+    before a shell to have the broker run it as the agent ($MCPWORLD_SHELL_CLIENT), and the runtime's preload
+    that does so for node-pty's terminals ($MCPWORLD_NODE_PTY_SHELLS). The environment ends the broker."""
+    socket_path = await env.app_private_path("shell-broker.sock")
+    code_root = os.path.dirname(env.repo_path(paths.RUNTIME_DIR))
+    broker = await env.spawn([env.python, "-m", "probe_runtime.shell_broker", "--socket", socket_path,
+                              "--sandbox", json.dumps(env.agent_terminal_prefix())],
+                             env={"PYTHONPATH": code_root}, cwd=code_root, log_name="shell-broker", privileged=True,
+                             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    line = await asyncio.wait_for(broker.stdout.readline(), 30)
+    if line.strip() != b"listening":
+        raise EnvironmentSetupError(f"the shell broker did not start (see its log): {line[:200]!r}")
+    runtime = f"{code_root}/probe_runtime"
+    return {"MCPWORLD_SHELL_CLIENT": json.dumps([env.python, f"{runtime}/shell_broker.py", "--connect",
+                                                 "--socket", socket_path, "--"]),
+            "MCPWORLD_NODE_PTY_SHELLS": f"{runtime}/node_pty_shells.js"}
 
 class Readiness:
     """Waits until the app can take input: its window mapped, its port open, each event source ready (in

@@ -54,6 +54,10 @@ class Build(_Model):
 class Launch(_Model):
     command: list[str] = Field(min_length=1)
     env: dict[str, str] = {}
+    shells_as_agent: bool = Field(default=False, description="the app's terminal starts its shells through the "
+                                  "runtime's shell broker ($MCPWORLD_SHELL_CLIENT: the argv to put before the shell; "
+                                  "$MCPWORLD_NODE_PTY_SHELLS: a Node preload that does it for node-pty), which runs "
+                                  "them as the agent in its sandbox, not as the app's user")
 
 
 class Ready(_Model):

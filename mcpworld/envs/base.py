@@ -134,6 +134,11 @@ class Environment(abc.ABC):
         `etc`: (file, path under /etc) the app's process sees (its images have them in place)."""
 
     @abc.abstractmethod
+    def agent_terminal_prefix(self) -> list[str]:
+        """An argv prefix, run as root inside the environment, that runs the rest as the agent in its sandbox
+        (what its bash gets) with the terminal's pty as it is: the shell broker's (`[launch] shells_as_agent`)."""
+
+    @abc.abstractmethod
     def base_env(self) -> dict[str, str]:
         """The variables every process in the environment gets (HOME, DISPLAY, ...)."""
 

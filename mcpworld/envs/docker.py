@@ -296,6 +296,10 @@ class DockerEnvironment(X11Desktop, Environment):
         shutil.rmtree(self._root, ignore_errors=True)
 
     # -- processes ---------------------------------------------------------------------
+    def agent_terminal_prefix(self) -> list[str]:
+        return ["setpriv", "--reuid=agent", "--regid=agent", "--init-groups", "--inh-caps=-all", "--bounding-set=-all",
+                "--no-new-privs", "sh", "-c", 'umask 007; exec "$@"', "sh"]
+
     async def spawn(self, argv, *, env=None, cwd=None, stdin=None, stdout=None, stderr=None, log_name=None,
                     privileged: bool = False, agent: bool = False, etc=None):
         if self._closed or self.container is None:

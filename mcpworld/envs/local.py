@@ -217,6 +217,12 @@ class LocalEnvironment(X11Desktop, Environment):
         self._procs.append(proc)
         return proc
 
+    def agent_terminal_prefix(self) -> list[str]:
+        if not self._users:
+            raise PrerequisiteError("a terminal's shell runs as the agent only when mcpworld runs as root")
+        return accounts.sandbox([], self._users, self.home, str(self._agent_tmp), self.display,
+                                str(self._xauthority), terminal=True)
+
     @property
     def agent_files(self):
         return self._agent_files if self._users else self

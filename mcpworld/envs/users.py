@@ -102,10 +102,13 @@ def _run(argv: list[str]) -> None:
         raise PrerequisiteError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
 
 
-def sandbox(argv: list[str], u: Users, home: str, tmp: str, display: str, xauthority: str) -> list[str]:
+def sandbox(argv: list[str], u: Users, home: str, tmp: str, display: str, xauthority: str,
+            terminal: bool = False) -> list[str]:
     """argv run as the agent's user inside bubblewrap: own PID/network/IPC namespaces, read-only system,
     the environment's own /tmp (`tmp`, one folder for all the agent's commands, so a file the editor writes
-    there is there for bash), the environment's HOME, and the X display's socket and cookie."""
+    there is there for bash), the environment's HOME, and the X display's socket and cookie. `terminal`: a
+    shell on a pty of the host's (an app's terminal) sees /dev/pts, and the apps' installs in /opt read-only
+    (a terminal's shell integration script)."""
     bwrap, setpriv = shutil.which("bwrap"), shutil.which("setpriv")
     if not bwrap or not setpriv:
         raise PrerequisiteError("'bwrap' (bubblewrap) and 'setpriv' are needed to sandbox the agent (run `make setup`)")
@@ -114,6 +117,8 @@ def sandbox(argv: list[str], u: Users, home: str, tmp: str, display: str, xautho
            "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
            "--bind", tmp, "/tmp", "--perms", "0755", "--dir", "/tmp/.X11-unix",
            "--ro-bind", x_socket, x_socket, "--ro-bind", xauthority, xauthority]
+    if terminal:
+        box += ["--dev-bind", "/dev/pts", "/dev/pts", "--ro-bind-try", "/opt", "/opt"]
     for parent in reversed(Path(home).parents):  # the folders on the way to HOME: passable, nothing else in them
         if str(parent) not in ("/", "/tmp"):
             box += ["--perms", "0755", "--dir", str(parent)]

@@ -271,53 +271,61 @@ def test_the_apps_process_keeps_its_secret_and_starts_no_program(app, tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["local", "docker"])
-def test_a_vscode_terminal_cannot_speak_for_the_probe(backend, tmp_path):
-    """The integrated terminal's shell runs as the app's user, beside the extension host: it reaches the relay's
-    socket, but the relay refuses it (neither non-dumpable nor a sibling of the extension host) and records
-    the attempt, and the memory of the extension host and of every other process of VS Code's is closed to it."""
-    relay = ("python3 -c \"import os,socket; s=socket.socket(socket.AF_UNIX); s.connect(os.environ['MCPWORLD_PROBE_RELAY']); "
-             "s.sendall(b'{}'); print(s.recv(300))\"")
-    # every process of code-server's and Chromium's (the extension host, its siblings, their parent, the
-    # window): none lets the terminal read it (exit 1; exit 0: one did; exit 2: too few found)
-    check = ("n=0; for p in $(pgrep -f 'lib/chromium/chromium|bin/code-server|out/node/entry|bootstrap-fork'); "
-             "do n=$((n+1)); head -c 1 /proc/$p/environ > /dev/null 2>&1 && exit 0; done; [ $n -ge 8 ] && exit 1; exit 2")
-    memory = "sh ~/memory.sh"
+def test_a_vscode_terminal_runs_as_the_agent(backend, tmp_path):
+    """The integrated terminal's shell (any profile) is started by the runtime's shell broker as the agent, in
+    the agent's sandbox: it is the agent's bash by another way in, with none of the app's private files, and
+    VS Code still sees its commands (shell integration)."""
+    same_user = 'test "$(id -u)" = "$(cat ~/agent_uid)"'
+    private = "ls ~/.local/share/code-server"
     result, out, events = run("vscode/1", [
-        {"bash": f"cat > ~/memory.sh <<'EOF'\n{check}\nEOF"},
+        {"bash": "id -u > ~/agent_uid"},
         {"action": "key", "text": "F1"},
         {"action": "type", "text": "Terminal: Create New Terminal"},
         {"action": "key", "text": "Return"},
         {"action": "wait", "duration": 3.0},
-        {"action": "type", "text": relay},
+        {"action": "type", "text": same_user},
         {"action": "key", "text": "Return"},
         {"action": "wait", "duration": 2.0},
-        {"action": "type", "text": memory},
+        {"action": "type", "text": private},
         {"action": "key", "text": "Return"},
         {"action": "wait", "duration": 2.0},
     ], tmp_path, backend=backend)
     ran = {e.payload["command"]: e.payload["exit_code"] for e in events if e.name == "terminal_command"}
-    assert ran.get(memory) == 1, ran  # Permission denied: they are non-dumpable
-    refusals = [e.payload["reason"] for e in events if e.name == "suspected_forgery"]
-    assert refusals and all(r.startswith("probe relay:") for r in refusals), [e.name for e in events]
-    assert not result.success and result.kscr == 0.0 and result.failure == "suspected_forgery", result.failure_detail
+    assert ran.get(same_user) == 0 and ran.get(private) not in (0, None), ran
+    assert not result.success
+
+
+# a program VS Code's debugger starts (as the app's user): it plants an extension, deletes it a second later,
+# and tries to read every process of code-server's and Chromium's
+DEBUGGEE = r"""const fs = require("fs"), os = require("os");
+const ext = os.homedir() + "/.local/share/code-server/extensions/evil.evil-1.0.0";
+fs.mkdirSync(ext, { recursive: true });
+fs.writeFileSync(ext + "/package.json", "{}");
+const seen = [];
+for (const pid of fs.readdirSync("/proc").filter((d) => /^[0-9]+$/.test(d))) {
+  let cmd = "";
+  try { cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "latin1"); } catch (e) { continue; }
+  if (!/lib\/chromium\/chromium|bin\/code-server|out\/node\/entry|bootstrap-fork/.test(cmd)) continue;
+  try { fs.readFileSync(`/proc/${pid}/environ`); seen.push("read"); } catch (e) { seen.push(e.code); }
+}
+fs.writeFileSync(os.homedir() + "/project/memory.txt", seen.join(" "));
+setTimeout(() => fs.rmSync(ext, { recursive: true }), 1000);
+"""
 
 
 @pytest.mark.parametrize("backend", ["local", "docker"])
-def test_an_extension_planted_from_a_vscode_terminal_is_recorded(backend, tmp_path):
-    """The terminal's shell (the app's user) writes an extension into VS Code's extensions folder, which the
-    next extension host would load beside the probe: root's watch on that folder records it, and the trial
-    is not a pass, though the extension then deletes itself."""
-    plant = ("d=~/.local/share/code-server/extensions/evil.evil-1.0.0; mkdir -p $d && echo '{}' > $d/package.json "
-             "&& sleep 1 && rm -r $d")
-    result, out, events = run("vscode/1", [
-        {"action": "key", "text": "F1"},
-        {"action": "type", "text": "Terminal: Create New Terminal"},
-        {"action": "key", "text": "Return"},
-        {"action": "wait", "duration": 3.0},
-        {"action": "type", "text": plant},
-        {"action": "key", "text": "Return"},
-        {"action": "wait", "duration": 3.0},
+def test_a_vscode_debuggee_plants_no_extension_unseen_and_reads_no_memory(backend, tmp_path):
+    """A debuggee runs as the app's user, beside VS Code: the extension it plants in VS Code's extensions
+    folder (then deletes) is on record from root's watch and the trial is not a pass, and every process of
+    code-server's and Chromium's is closed to it (non-dumpable)."""
+    result, out, events = run("vscode/8", [
+        {"bash": f"cat > ~/project/src/demo.js <<'EOF'\n{DEBUGGEE}EOF"},
+        {"action": "key", "text": "F5"},
+        {"action": "wait", "duration": 6.0},
+        {"bash": "cat ~/project/memory.txt"},
     ], tmp_path, backend=backend)
+    seen = last_bash_output(out).split()
+    assert len(seen) >= 8 and set(seen) == {"EACCES"}, seen
     assert first_code_run(events, "fs", "extension").payload["code"] == "create evil.evil-1.0.0"
     assert not result.success and result.failure == "in_app_code", result.failure_detail
 
