@@ -75,7 +75,7 @@ async def start_shell_broker(env: Environment) -> dict[str, str]:
     broker = await env.spawn([env.python, "-m", "probe_runtime.shell_broker", "--socket", socket_path,
                               "--sandbox", json.dumps(env.agent_terminal_prefix())],
                              env={"PYTHONPATH": code_root}, cwd=code_root, log_name="shell-broker", privileged=True,
-                             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+                             stdout=asyncio.subprocess.PIPE)
     line = await asyncio.wait_for(broker.stdout.readline(), 30)
     if line.strip() != b"listening":
         raise EnvironmentSetupError(f"the shell broker did not start (see its log): {line[:200]!r}")

@@ -34,7 +34,7 @@ PASSED_ENV = re.compile(r"^(VSCODE_[A-Z_]+|TERM|TERM_PROGRAM|TERM_PROGRAM_VERSIO
 
 
 def serve(path: str, sandbox: list[str], base_env: dict[str, str]) -> None:
-    """Serve the app's user (the owner of the socket's folder) until stdin says stop or ends."""
+    """Serve the app's user (the owner of the socket's folder) until the environment ends the broker."""
     owner = os.stat(os.path.dirname(path)).st_uid
     for sig in (signal.SIGINT, signal.SIGQUIT):  # the shells' ^C: not ignored, whoever started the broker
         signal.signal(sig, signal.SIG_DFL)
@@ -46,7 +46,6 @@ def serve(path: str, sandbox: list[str], base_env: dict[str, str]) -> None:
     os.chmod(path, 0o600)
     server.listen(8)
     print("listening", flush=True)
-    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()  # "stop" or EOF ends it
     while True:
         conn, _ = server.accept()
         threading.Thread(target=_serve_one, args=(conn, owner, sandbox, base_env), daemon=True).start()

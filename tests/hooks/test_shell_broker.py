@@ -29,10 +29,10 @@ def broker():
     proc = subprocess.Popen([sys.executable, "-m", "probe_runtime.shell_broker", "--socket", socket_path,
                              "--sandbox", json.dumps(["setpriv", *sandbox])],
                             cwd=code_root, env={**os.environ, "PYTHONPATH": code_root, "HOME": "/tmp"},
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                            stdout=subprocess.PIPE)
     assert proc.stdout.readline() == b"listening\n"
     yield socket_path
-    proc.stdin.close()
+    proc.kill()
     proc.wait(10)
 
 
