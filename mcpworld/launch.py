@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import time
 from pathlib import Path
 
@@ -71,15 +70,13 @@ async def start_shell_broker(env: Environment) -> dict[str, str]:
     before a shell to have the broker run it as the agent ($MCPWORLD_SHELL_CLIENT), and the runtime's preload
     that does so for node-pty's terminals ($MCPWORLD_NODE_PTY_SHELLS). The environment ends the broker."""
     socket_path = await env.app_private_path("shell-broker.sock")
-    code_root = os.path.dirname(env.repo_path(paths.RUNTIME_DIR))
-    broker = await env.spawn([env.python, "-m", "probe_runtime.shell_broker", "--socket", socket_path,
-                              "--sandbox", json.dumps(env.agent_terminal_prefix())],
-                             env={"PYTHONPATH": code_root}, cwd=code_root, log_name="shell-broker", privileged=True,
-                             stdout=asyncio.subprocess.PIPE)
+    broker = await env.spawn_runtime("shell_broker", ["--socket", socket_path, "--sandbox",
+                                                      json.dumps(env.agent_terminal_prefix())],
+                                     log_name="shell-broker", stdout=asyncio.subprocess.PIPE)
     line = await asyncio.wait_for(broker.stdout.readline(), 30)
     if line.strip() != b"listening":
         raise EnvironmentSetupError(f"the shell broker did not start (see its log): {line[:200]!r}")
-    runtime = f"{code_root}/probe_runtime"
+    runtime = env.repo_path(paths.RUNTIME_DIR)
     return {"MCPWORLD_SHELL_CLIENT": json.dumps([env.python, f"{runtime}/shell_broker.py", "--connect",
                                                  "--socket", socket_path, "--"]),
             "MCPWORLD_NODE_PTY_SHELLS": f"{runtime}/node_pty_shells.js"}

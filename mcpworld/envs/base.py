@@ -133,6 +133,17 @@ class Environment(abc.ABC):
         (`privileged`: the Frida bridge), or as the agent's user in its sandbox (`agent`: the bash tool).
         `etc`: (file, path under /etc) the app's process sees (its images have them in place)."""
 
+    async def spawn_runtime(self, module: str, args: list[str], *, env: dict[str, str] | None = None,
+                            log_name: str, stdin: int | None = None, stdout: int | None = None):
+        """A module of the probe runtime (`probe_runtime.<module>`: the relay, the Frida bridge, the shell
+        broker) as root beside the app, with the runtime importable where the environment sees it."""
+        from mcpworld import paths
+
+        code_root = os.path.dirname(self.repo_path(paths.RUNTIME_DIR))
+        return await self.spawn([self.python, "-m", f"probe_runtime.{module}", *args],
+                                env={**(env or {}), "PYTHONPATH": code_root}, cwd=code_root, log_name=log_name,
+                                privileged=True, stdin=stdin, stdout=stdout)
+
     @abc.abstractmethod
     def agent_terminal_prefix(self) -> list[str]:
         """An argv prefix, run as root inside the environment, that runs the rest as the agent in its sandbox

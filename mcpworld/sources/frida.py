@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 
 from pydantic import Field
@@ -61,12 +60,11 @@ class FridaSource(EventSource):
         scripts = [env.repo_path(ctx.app.repo_file(s)) for s in self.config.scripts]
         scripts += [env.repo_path(task_script(ctx.task_folder, s)) if s.startswith(SHARED) else
                     await env.provide(task_script(ctx.task_folder, s)) for s in ctx.task.frida_scripts]
-        argv = [env.python, "-m", "probe_runtime.frida_bridge", "--pid", str(app_proc.pid), "--attach-on-stdin"]
+        args = ["--pid", str(app_proc.pid), "--attach-on-stdin"]
         for script in scripts:
-            argv += ["--script", script]
-        code_root = os.path.dirname(env.repo_path(paths.RUNTIME_DIR))
-        self.proc = await env.spawn(argv, env={CONFIG_ENV: config, "PYTHONPATH": code_root}, cwd=code_root,
-                                    log_name="frida", privileged=True, stdin=asyncio.subprocess.PIPE)
+            args += ["--script", script]
+        self.proc = await env.spawn_runtime("frida_bridge", args, env={CONFIG_ENV: config}, log_name="frida",
+                                            stdin=asyncio.subprocess.PIPE)
 
     async def ready(self) -> None:
         """Attach; ready once every hook script is loaded without error."""

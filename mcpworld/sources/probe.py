@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 
 from pydantic import Field
 
 from evaluator import events as ev
 from evaluator.events import Source
-from mcpworld import paths
 from mcpworld.config.app import CopySpec
 from mcpworld.errors import ConfigError
 from mcpworld.install import not_dumpable_addon
@@ -73,12 +71,10 @@ class ProbeSource(EventSource):
         config = await env.write_private("probe-relay.json", json.dumps(self.ctx.run_config(Source.PROBE)),
                                          privileged=True)
         socket_path = await env.app_private_path(RELAY_SOCKET)
-        code_root = os.path.dirname(env.repo_path(paths.RUNTIME_DIR))
         # the probe's own files, as placed: a peer is admitted only while they are unchanged
         seals = [arg for f in self.config.files for arg in ("--seal", self.ctx.values.expand(f.to))]
-        self.relay = await env.spawn([env.python, "-m", "probe_runtime.relay", "--socket", socket_path, *seals],
-                                     env={CONFIG_ENV: config, "PYTHONPATH": code_root}, cwd=code_root,
-                                     log_name="probe-relay", privileged=True, stdin=asyncio.subprocess.PIPE)
+        self.relay = await env.spawn_runtime("relay", ["--socket", socket_path, *seals], env={CONFIG_ENV: config},
+                                             log_name="probe-relay", stdin=asyncio.subprocess.PIPE)
         return socket_path
 
     async def _write_config(self) -> str:
