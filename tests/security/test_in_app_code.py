@@ -295,6 +295,17 @@ def test_a_vscode_terminal_runs_as_the_agent(backend, tmp_path):
     assert not result.success
 
 
+@pytest.mark.parametrize("backend", ["local", "docker"])
+def test_vscode_run_in_terminal_runs_as_the_agent(backend, tmp_path):
+    """The MCP tool's terminal is a VS Code terminal like the GUI's: its shell is the agent's too."""
+    result, out, events = run("vscode/1", [
+        {"bash": "id -u > ~/agent_uid"},
+        {"tool": "vscode__run_in_terminal", "args": {"command": 'test "$(id -u)" = "$(cat ~/agent_uid)"'}},
+        {"tool": "vscode__run_in_terminal", "args": {"command": "ls ~/.local/share/code-server"}},
+    ], tmp_path, mode="mcp", backend=backend)
+    same_user, private = [json.loads(texts[0]) for action, _, texts in out if "tool" in action]
+    assert same_user["exit_code"] == 0 and private["exit_code"] not in (0, None), (same_user, private)
+
 # a program VS Code's debugger starts (as the app's user): it plants an extension, deletes it a second later,
 # and tries to read every process of code-server's and Chromium's
 DEBUGGEE = r"""const fs = require("fs"), os = require("os");
