@@ -20,7 +20,7 @@ from gateway.tools.edit import EditTool
 from mcpworld import paths
 from mcpworld.config.app import AppConfig
 from mcpworld.config.task import Task
-from mcpworld.envs.base import Environment
+from mcpworld.envs.base import AGENT_ENV, Environment
 from mcpworld.errors import AppExitedEarly, EnvironmentSetupError, PrerequisiteError
 from mcpworld.sources import EventSource
 from mcpworld.values import RunValues
@@ -72,7 +72,7 @@ async def start_shell_broker(env: Environment) -> dict[str, str]:
     socket_path = await env.app_private_path("shell-broker.sock")
     broker = await env.spawn_runtime("shell_broker", ["--socket", socket_path, "--sandbox",
                                                       json.dumps(env.agent_terminal_prefix())],
-                                     log_name="shell-broker", stdout=asyncio.subprocess.PIPE)
+                                     env=AGENT_ENV, log_name="shell-broker", stdout=asyncio.subprocess.PIPE)
     line = await asyncio.wait_for(broker.stdout.readline(), 30)
     if line.strip() != b"listening":
         raise EnvironmentSetupError(f"the shell broker did not start (see its log): {line[:200]!r}")

@@ -32,6 +32,11 @@ def write_owned(path: Path, text: str, owner: tuple[int, int] | None = None) -> 
     os.replace(tmp, path)
 
 
+# what the agent's processes (its bash, a terminal's shell) get besides the environment's variables: git works in
+# the shared HOME, whose repositories the app's user owns (git would call them of dubious ownership)
+AGENT_ENV = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+
+
 class Environment(abc.ABC):
     """One isolated desktop: a display, a window manager, a HOME sandbox and the processes in it."""
 

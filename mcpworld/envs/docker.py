@@ -32,7 +32,7 @@ from pathlib import Path
 from mcpworld import paths
 from mcpworld.build import build_env
 from mcpworld.envs import DOCKER, register_backend
-from mcpworld.envs.base import Environment
+from mcpworld.envs.base import AGENT_ENV, Environment
 from mcpworld.envs.container_process import ContainerProcess
 from mcpworld.envs.shell_files import ShellFiles
 from mcpworld.envs.users import APP_READ
@@ -310,7 +310,7 @@ class DockerEnvironment(X11Desktop, Environment):
             argv = ["sh", "-c", 'umask 007; exec "$@"', "sh", *argv]
         proc = await ContainerProcess.start(
             self.client.api, self.container.id, list(argv), user=user,
-            env={**self.base_env(), "USER": user, **(env or {})}, cwd=cwd or (ROOT_ONLY if privileged else HOME),
+            env={**self.base_env(), "USER": user, **(AGENT_ENV if agent else {}), **(env or {})}, cwd=cwd or (ROOT_ONLY if privileged else HOME),
             stdin=stdin is asyncio.subprocess.PIPE, pipe_output=pipe,
             log_path=self.logs_dir / f"{log_name}.log" if log_name else None)
         return proc

@@ -25,7 +25,7 @@ import psutil
 from mcpworld.build import build_env
 from mcpworld.envs import LOCAL, register_backend
 from mcpworld.envs import users as accounts
-from mcpworld.envs.base import Environment, write_owned
+from mcpworld.envs.base import AGENT_ENV, Environment, write_owned
 from mcpworld.envs.shell_files import ShellFiles
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
@@ -196,7 +196,7 @@ class LocalEnvironment(X11Desktop, Environment):
                     privileged=False, agent=False, etc=None):
         if self._closed:
             raise EnvironmentSetupError("environment is closed")
-        full_env = {**self.base_env(), **(env or {})}
+        full_env = {**self.base_env(), **(AGENT_ENV if agent else {}), **(env or {})}
         if log_name:
             log = self._log(log_name)
             stdout = stdout if stdout is not None else log

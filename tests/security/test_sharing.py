@@ -93,3 +93,15 @@ async def test_the_apps_etc_files_are_its_own_and_the_hosts_etc_is_untouched(env
     assert not os.path.exists("/etc/mcpworld-test-policy"), "nothing is left in the host's /etc"
     _, others = await output(env, ["cat", target])  # the app's other processes: the host's /etc
     assert "No such file" in others
+
+
+async def test_the_agent_uses_git_in_a_repository_of_the_apps_user(any_env):
+    """HOME is shared, and its repositories are the app user's (a snapshot's, restored and handed over): the
+    agent's git works in them (git would otherwise refuse a repository of another user)."""
+    env = any_env
+    repo = f"{env.home}/project"
+    code, text = await output(env, ["sh", "-c", f"mkdir -p {repo} && cd {repo} && git init -q && echo a > a.txt"])
+    assert code == 0, text
+    code, text = await output(env, ["sh", "-c", f"cd {repo} && git add a.txt && git -c user.name=a -c user.email=a@b "
+                                    "commit -qm agent && git log --format=%s"], agent=True)
+    assert code == 0 and text.strip() == "agent", text
