@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import fnmatch
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyinotify
+
+# a folder made and renamed away at once (an extension's temporary folder) cannot be watched any more: not an error
+pyinotify.log.setLevel(logging.CRITICAL)
 
 KIND_MASKS = {
     "create": pyinotify.IN_CREATE, "modify": pyinotify.IN_MODIFY, "close_write": pyinotify.IN_CLOSE_WRITE,
