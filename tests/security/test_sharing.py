@@ -95,10 +95,10 @@ async def test_the_apps_etc_files_are_its_own_and_the_hosts_etc_is_untouched(env
     assert "No such file" in others
 
 
-async def test_the_agent_uses_git_in_a_repository_of_the_apps_user(any_env):
+async def test_the_agent_uses_git_in_a_repository_of_the_apps_user(env):
     """HOME is shared, and its repositories are the app user's (a snapshot's, restored and handed over): the
-    agent's git works in them (git would otherwise refuse a repository of another user)."""
-    env = any_env
+    agent's git works in them (git would otherwise refuse a repository of another user). Locally: the bare
+    desktop image has no git; in containers vscode/6's terminal commit (as the agent) proves it."""
     repo = f"{env.home}/project"
     code, text = await output(env, ["sh", "-c", f"mkdir -p {repo} && cd {repo} && git init -q && echo a > a.txt"])
     assert code == 0, text
