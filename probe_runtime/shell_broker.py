@@ -1,4 +1,4 @@
-"""The shell broker: a shell the app starts for its terminal (VS Code's integrated terminal, its tasks) runs
+"""The shell broker: a shell the app starts for its terminal (an integrated terminal, its tasks) runs
 as the agent, in the agent's sandbox, not as the app's user beside the app's processes and private files.
 
 The app's terminal code starts `shell_broker.py --connect SOCKET -- SHELL ARGS...` where it would start the
@@ -29,8 +29,9 @@ import sys
 import threading
 
 MAX_REQUEST = 1 << 20
-# the terminal's own variables a shell may take from the app's side (shell integration, colours, locale)
-PASSED_ENV = re.compile(r"^(VSCODE_[A-Z_]+|TERM|TERM_PROGRAM|TERM_PROGRAM_VERSION|COLORTERM|LANG|LC_[A-Z]+|COLUMNS|LINES)$")
+# the terminal's variables a shell takes from the app's side (its shell integration, colours, locale): all but
+# the agent's own (HOME, PATH, DISPLAY ... stay the agent's) and those that load code or name the app's plumbing
+KEPT_OUT = re.compile(r"^(MCPWORLD_|LD_|NODE_|ELECTRON_|PYTHON|BASH_ENV$|ENV$|PROMPT_COMMAND$|GIT_)")
 
 
 def serve(path: str, sandbox: list[str], base_env: dict[str, str]) -> None:
@@ -67,7 +68,7 @@ def _serve_one(conn: socket.socket, owner: int, sandbox: list[str], base_env: di
         if len(fds) != 3 or not argv:
             conn.sendall(b"refused: a request is the shell's argv with fds 0, 1 and 2\n")
             return
-        env = {**base_env, **{k: str(v) for k, v in req.get("env", {}).items() if PASSED_ENV.match(k)}}
+        env = {**{k: str(v) for k, v in req.get("env", {}).items() if not KEPT_OUT.match(k)}, **base_env}
         # in the sandbox: the terminal's folder (else HOME), then the shell as a session leader on the pty
         inner = ["sh", "-c", 'cd "$0" 2>/dev/null || cd; exec setsid -c "$@"', str(req.get("cwd") or ""), *argv]
         proc = subprocess.Popen([*sandbox, *inner], stdin=fds[0], stdout=fds[1], stderr=fds[2], env=env,
