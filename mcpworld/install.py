@@ -63,10 +63,13 @@ def _addon_stamp(app: AppConfig) -> Path:
     return not_dumpable_addon(app).with_suffix(".source-sha256")
 
 
+def _addon_source_digest() -> str:
+    return hashlib.sha256(NOT_DUMPABLE_SOURCE.read_bytes()).hexdigest()
+
+
 def _addon_is_current(app: AppConfig) -> bool:
     stamp = _addon_stamp(app)
-    return (not_dumpable_addon(app).exists() and stamp.exists()
-            and stamp.read_text() == hashlib.sha256(NOT_DUMPABLE_SOURCE.read_bytes()).hexdigest())
+    return not_dumpable_addon(app).exists() and stamp.exists() and stamp.read_text() == _addon_source_digest()
 
 
 def missing_npm(app: AppConfig) -> list[str]:
@@ -114,7 +117,7 @@ def npm_install(app: AppConfig, log=print) -> None:
         built = addon.with_suffix(".new")  # then renamed: a process that has the old one loaded keeps it intact
         subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(built), str(NOT_DUMPABLE_SOURCE)], check=True)
         built.replace(addon)
-        _addon_stamp(app).write_text(hashlib.sha256(NOT_DUMPABLE_SOURCE.read_bytes()).hexdigest())
+        _addon_stamp(app).write_text(_addon_source_digest())
     # the app's user runs it: readable and runnable by all
     subprocess.run(["chmod", "-R", "a+rX", str(prefix)], check=True)
 

@@ -102,6 +102,13 @@ def _run(argv: list[str]) -> None:
         raise PrerequisiteError(f"{' '.join(argv)} failed: {done.stderr.strip()}")
 
 
+def _bwrap_and_setpriv(why: str) -> tuple[str, str]:
+    bwrap, setpriv = shutil.which("bwrap"), shutil.which("setpriv")
+    if not bwrap or not setpriv:
+        raise PrerequisiteError(f"'bwrap' (bubblewrap) and 'setpriv' are needed {why} (run `make setup`)")
+    return bwrap, setpriv
+
+
 def sandbox(argv: list[str], u: Users, home: str, tmp: str, display: str, xauthority: str,
             terminal: bool = False) -> list[str]:
     """argv run as the agent's user inside bubblewrap: own PID/network/IPC namespaces, read-only system,
@@ -109,9 +116,7 @@ def sandbox(argv: list[str], u: Users, home: str, tmp: str, display: str, xautho
     there is there for bash), the environment's HOME, and the X display's socket and cookie. `terminal`: a
     shell on a pty of the host's (an app's terminal) sees /dev/pts, and the apps' installs in /opt read-only
     (a terminal's shell integration script)."""
-    bwrap, setpriv = shutil.which("bwrap"), shutil.which("setpriv")
-    if not bwrap or not setpriv:
-        raise PrerequisiteError("'bwrap' (bubblewrap) and 'setpriv' are needed to sandbox the agent (run `make setup`)")
+    bwrap, setpriv = _bwrap_and_setpriv("to sandbox the agent")
     x_socket = f"/tmp/.X11-unix/X{display.lstrip(':')}"
     box = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc",
            "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
@@ -137,9 +142,7 @@ def with_etc(argv: list[str], u: Users, files: list[tuple[str, str]]) -> list[st
     in place, read-only and root's, while the host's /etc is not changed. Each file's folder is a fresh one
     there, so what the host has in it does not reach the app; a folder the host lacks is made on a fresh
     copy of its nearest existing parent, whose entries are the host's."""
-    bwrap, setpriv = shutil.which("bwrap"), shutil.which("setpriv")
-    if not bwrap or not setpriv:
-        raise PrerequisiteError("'bwrap' (bubblewrap) and 'setpriv' are needed to run the app (run `make setup`)")
+    bwrap, setpriv = _bwrap_and_setpriv("to run the app")
     box = [bwrap, "--die-with-parent", "--dev-bind", "/", "/"]
     for folder in dict.fromkeys(Path(to).parent for _, to in files):
         parent = folder
