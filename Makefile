@@ -50,16 +50,16 @@ test-debs:
 	fi
 
 test: setup docker test-debs
-	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=40; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # The two halves of `make test`, for CI machines that run jobs side by side.
 test-local: setup test-debs
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not docker"; rc=$$?; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=40 -m "not docker"; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 test-docker: setup docker
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m docker; rc=$$?; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=40 -m docker; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 snapshots: setup

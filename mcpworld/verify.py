@@ -4,8 +4,9 @@ tasks/<app>/verified.json (written by the tool, never by hand).
 
 The content hash covers what decides whether the proof still holds: the task's folder, the snapshots
 it restores, the app's folders (apps/, hooks/, mcp_servers/ of that app) and the installed app's
-version. It does not cover mcpworld's core or the probe runtime: those are re-proven on every CI run
-(see `ci_plan`), so a core change cannot hide behind an old record.
+version. It does not cover mcpworld's core or the probe runtime: CI re-proves a rolling slice of every
+proof trial with the code as it is (see `ci_plan`), so a core change cannot hide behind old records for
+longer than one rotation.
 """
 
 from __future__ import annotations
@@ -26,12 +27,11 @@ from mcpworld.results import VERDICT_FAILURES, Failure, TrialResult
 
 RECORD_FILE = "verified.json"
 RECORD_VERSION = 1
-GUI_SAMPLE = 6           # GUI oracles CI re-proves besides the changed ones
-CHANGED_CAP = 3          # changed GUI oracles CI re-proves per app (the rest join the sample's pool)
-NEAR_MISS_SAMPLE = 3     # unchanged tasks per app whose near miss CI re-proves (the records prove the rest)
-CHANGED_NEAR_MISS_CAP = 4  # changed tasks per app whose near miss CI re-proves (a whole app re-proven would
-                           # otherwise put all its tasks in the plan: 151 near misses, 17 min, after issue 32)
-MUTANT_SAMPLE = 2        # tasks per app one of whose recorded killed mutants CI re-runs
+# CI re-proves, on every run, one slice of every task's proof trials of at most this many seconds one at a time by
+# the records' costs (consecutive commits take consecutive slices), and what the newest record change re-proved:
+ROLLING_BUDGET = 15 * 60.0
+CHANGED_CAP = 2           # changed GUI oracles CI re-proves per app besides the slice
+CHANGED_NEAR_MISS_CAP = 2  # changed tasks per app one of whose near misses CI re-proves besides the slice
 SAMPLE_SEED = "mcpworld-ci-1"
 
 
@@ -235,87 +235,106 @@ def lacks_build(rt: ResolvedTask) -> bool:
     return rt.task.app_build == "source" and (rt.app.build is None or build.newest(rt.app.build.source) is None)
 
 
-def ci_plan(tasks: dict[str, ResolvedTask], sample: int = GUI_SAMPLE) -> list[tuple[str, str, str]]:
-    """(task, mode, agent) triples CI re-proves: every ready task's null agent, its fastest declared oracle
-    and its alternatives; one near miss (chosen with a fixed seed) of each task whose near misses changed
-    in the app's newest such record change, and of NEAR_MISS_SAMPLE other tasks per app; the GUI oracles of tasks whose GUI proof changed in the app's
-    newest such record change (at most CHANGED_CAP per app, chosen with a fixed seed); and a fixed-seed
-    sample of the remaining GUI oracles. Deterministic for a given set of records.
+def proof_trials(ready: dict[str, ResolvedTask], records: dict[str, AppRecords]) -> list[tuple[str, str, str]]:
+    """Every trial the tasks' proofs are made of, for CI's rolling re-proof: each declared mode's oracle, the
+    null agent (in the mode its record used), each near miss and alternative, and one recorded killed mutant
+    (by the seed) of each task that has them."""
+    trials: list[tuple[str, str, str]] = []
+    for key, rt in ready.items():
+        record = records[rt.app.id].tasks.get(key)
+        trials += [(key, str(m), "oracle") for m in rt.task.modes]
+        trials.append((key, record.null_mode if record and record.null_mode else str(rt.task.modes[-1]), "null"))
+        trials += [(key, m, a) for _, m, a in solution_jobs(rt)]
+        killed = [mid for mid, m in record.mutation.mutants.items() if m.outcome == "killed"] \
+            if record and record.mutation else []
+        if killed:
+            trials.append((key, record.mutation.mode, f"{MUTANT}:{_seeded(killed, f':{key}')[0]}"))
+    return trials
+
+
+def rolling_slices(tasks: dict[str, ResolvedTask], trials: list[tuple[str, str, str]],
+                   budget: float = ROLLING_BUDGET) -> list[list[tuple[str, str, str]]]:
+    """The trials in a fixed-seed order (apps and kinds mixed), cut into consecutive slices of at most
+    `budget` seconds by the records' costs (one trial over it is a slice of its own)."""
+    order = sorted(trials, key=lambda t: hashlib.sha256(f"{SAMPLE_SEED}:{'|'.join(t)}".encode()).hexdigest())
+    slices: list[list[tuple[str, str, str]]] = [[]]
+    used = 0.0
+    for trial, cost in zip(order, trial_seconds(tasks, order)):
+        if slices[-1] and used + cost > budget:
+            slices.append([])
+            used = 0.0
+        slices[-1].append(trial)
+        used += cost
+    return slices
+
+
+def commit_number() -> int:
+    """How many commits HEAD has (0 without git history): which rolling slice this CI run re-proves."""
+    try:
+        out = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=paths.ROOT, capture_output=True,
+                             text=True, timeout=30)
+        return int(out.stdout.strip()) if out.returncode == 0 else 0
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return 0
+
+
+def ci_plan(tasks: dict[str, ResolvedTask], number: int | None = None,
+            budget: float = ROLLING_BUDGET) -> list[tuple[str, str, str]]:
+    """(task, mode, agent) triples one CI run re-proves with the code as it is: slice `number` modulo their
+    count (by default HEAD's commit number) of every proof trial of every ready task (`rolling_slices`), so
+    that consecutive commits re-prove all of them in turn; and the GUI oracles and one near miss of the
+    tasks whose GUI or near-miss proofs changed in the app's newest such record change (at most
+    CHANGED_CAP and CHANGED_NEAR_MISS_CAP per app, chosen with a fixed seed): what the landing re-proved is
+    re-proven on a fresh machine. Deterministic for a given set of records and commit.
     A task whose hooks need the app's source build is left to its records where no such build is here
     (CI cannot afford one: the build itself is proven on a small package, tests/mcpworld/test_build.py)."""
     ready = {k: rt for k, rt in tasks.items() if rt.task.status == "ready" and not lacks_build(rt)}
     records = {app: load_records(app) for app in {rt.app.id for rt in ready.values()}}
-    plan: list[tuple[str, str, str]] = []
-    for key, rt in ready.items():
-        record = records[rt.app.id].tasks.get(key)
-        null_mode = record.null_mode if record and record.null_mode else str(rt.task.modes[-1])
-        plan.append((key, null_mode, "null"))
-        plan.append((key, fastest_mode(rt, record), "oracle"))
-    chosen = {(k, m) for k, m, a in plan if a == "oracle"}
-    gui = [(k, str(Mode.GUI)) for k, rt in ready.items() if Mode.GUI in rt.task.modes and (k, Mode.GUI) not in chosen]
-    seeded = [(k, str(Mode.GUI)) for k in _seeded(k for k, _ in gui)]
+    slices = rolling_slices(tasks, proof_trials(ready, records), budget)
+    plan = list(slices[(commit_number() if number is None else number) % len(slices)])
     changed, taken = changed_in_last_verification(sorted(records)), {}
-    for k, m in seeded:
-        app = ready[k].app.id
-        if k in changed and taken.get(app, 0) < CHANGED_CAP:
+    for key in _seeded(k for k, rt in ready.items() if Mode.GUI in rt.task.modes and k in changed):
+        app = ready[key].app.id
+        if taken.get(app, 0) < CHANGED_CAP:
             taken[app] = taken.get(app, 0) + 1
-            plan.append((k, m, "oracle"))
-    chosen_gui = {k for k, _, a in plan if a == "oracle"}
-    rest = [p for p in seeded if p[0] not in chosen_gui]
-    plan += [(k, m, "oracle") for k, m in rest[:sample]]
-    plan += [(k, m, a) for k, rt in ready.items() for _, m, a in solution_jobs(rt) if a.startswith(ALTERNATIVE)]
+            plan.append((key, str(Mode.GUI), "oracle"))
     plan += near_miss_plan(ready, changed_in_last_verification(sorted(records), kind="near_misses"))
-    return plan + mutant_plan(ready, records)
-
-
-def mutant_plan(ready: dict[str, ResolvedTask], records: dict[str, AppRecords]) -> list[tuple[str, str, str]]:
-    """One recorded killed mutant (by the seed) of MUTANT_SAMPLE tasks per app: it must still fail."""
-    plan = []
-    by_app: dict[str, list[str]] = {}
-    for key, rt in ready.items():
-        rec = records[rt.app.id].tasks.get(key)
-        if rec and rec.mutation and any(m.outcome == "killed" for m in rec.mutation.mutants.values()):
-            by_app.setdefault(rt.app.id, []).append(key)
-    for app, keys in sorted(by_app.items()):
-        for key in _seeded(keys, ":mutants")[:MUTANT_SAMPLE]:
-            mutation = records[app].tasks[key].mutation
-            killed = [mid for mid, m in mutation.mutants.items() if m.outcome == "killed"]
-            plan.append((key, mutation.mode, f"{MUTANT}:{_seeded(killed, f':{key}')[0]}"))
-    return plan
+    return list(dict.fromkeys(plan))  # a trial in both parts runs once
 
 
 def near_miss_plan(ready: dict[str, ResolvedTask], changed: set[str]) -> list[tuple[str, str, str]]:
-    """One near miss (by the seed) of CHANGED_NEAR_MISS_CAP tasks per app in `changed` and of NEAR_MISS_SAMPLE
-    other tasks per app."""
-    with_misses = [k for k, rt in ready.items() if rt.task.near_misses]
-    chosen = []
-    for app in sorted({ready[k].app.id for k in with_misses}):
-        of_app = [k for k in with_misses if ready[k].app.id == app]
-        chosen += _seeded(k for k in of_app if k in changed)[:CHANGED_NEAR_MISS_CAP]
-        chosen += _seeded(k for k in of_app if k not in changed)[:NEAR_MISS_SAMPLE]
+    """One near miss (by the seed) of CHANGED_NEAR_MISS_CAP tasks per app in `changed`."""
+    with_misses = [k for k, rt in ready.items() if rt.task.near_misses and k in changed]
     plan = []
-    for key in chosen:
-        misses = {a: m for _, m, a in solution_jobs(ready[key]) if a.startswith(NEAR_MISS)}
-        first = _seeded(misses, f":{key}")[0]
-        plan.append((key, misses[first], first))
+    for app in sorted({ready[k].app.id for k in with_misses}):
+        for key in _seeded(k for k in with_misses if ready[k].app.id == app)[:CHANGED_NEAR_MISS_CAP]:
+            misses = {a: m for _, m, a in solution_jobs(ready[key]) if a.startswith(NEAR_MISS)}
+            first = _seeded(misses, f":{key}")[0]
+            plan.append((key, misses[first], first))
     return plan
 
 
-def plan_seconds(tasks: dict[str, ResolvedTask], plan: list[tuple[str, str, str]], unrecorded: float = 30.0) -> float:
-    """What the planned trials took when they were last verified, one after another (`unrecorded` each for
-    a trial without a record): the budget CI's re-proof is held to."""
-    total = 0.0
+def trial_seconds(tasks: dict[str, ResolvedTask], plan: list[tuple[str, str, str]],
+                  unrecorded: float = 30.0) -> list[float]:
+    """What each planned trial took when it was last verified (`unrecorded` for a trial without a record)."""
+    records = {app: load_records(app) for app in {tasks[k].app.id for k, _, _ in plan}}
+    out = []
     for key, mode, agent in plan:
-        rt = tasks[key]
-        record = load_records(rt.app.id).tasks.get(key)
+        record = records[tasks[key].app.id].tasks.get(key)
         kind, _, solution = agent.partition(":")
         proof_ = None if record is None else (
             record.oracle.get(mode) if agent == "oracle" else record.null if kind == "null"
             else record.near_misses.get(solution) if kind == NEAR_MISS
             else (record.mutation.mutants.get(solution) if record.mutation else None) if kind == MUTANT
             else record.alternatives.get(solution))
-        total += proof_.seconds if proof_ else unrecorded
-    return total
+        out.append(proof_.seconds if proof_ else unrecorded)
+    return out
+
+
+def plan_seconds(tasks: dict[str, ResolvedTask], plan: list[tuple[str, str, str]], unrecorded: float = 30.0) -> float:
+    """What the planned trials took when they were last verified, one after another: the budget CI's re-proof
+    is held to."""
+    return sum(trial_seconds(tasks, plan, unrecorded))
 
 
 def costs(tasks: dict[str, ResolvedTask]) -> dict[str, dict[str, float]]:

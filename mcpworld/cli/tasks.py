@@ -290,9 +290,9 @@ def tasks_rejudge(runs: list[Path] = typer.Argument(..., help="run folders (of v
 
 
 @app.command("costs")
-def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI's re-proof time to this many tasks")):
+def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI's rotation to this many tasks")):
     """The recorded per-trial costs (median seconds per phase) and what CI's re-proof takes at more tasks."""
-    from mcpworld.verify import ci_plan, costs
+    from mcpworld.verify import ci_plan, costs, lacks_build, load_records, plan_seconds, proof_trials, rolling_slices
 
     _, tasks = load()
     from mcpworld.report.text import compact_table
@@ -304,20 +304,16 @@ def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI'
         table.add_row(name.removeprefix("oracle "), str(c["trials"]), *(f"{c.get(k, 0):.1f}" for k in ("total", "open", "reset", "ready",
                                                                               "gateway", "agent", "query", "teardown")))
     console.print(table)
-    per = {name: c["total"] for name, c in rows.items()}
-    ready = [k for k, rt in tasks.items() if rt.task.status == "ready"]
-    plan = ci_plan(tasks)
-    seconds = [per.get("null" if agent == "null" else f"oracle {mode}", 0.0) for _, mode, agent in plan]
-    # per task: its null and its fastest oracle; the GUI samples are a fixed number of trials
-    per_task = sum(s for (k, m, a), s in zip(plan, seconds) if a == "null" or (k, m, a) in
-                   {(k2, m2, "oracle") for k2, m2, a2 in plan[:2 * len(ready)] if a2 == "oracle"})
-    fixed = sum(seconds) - per_task
-    console.print(f"CI re-proves {len(plan)} trials for {len(ready)} ready tasks: {per_task / 60:.1f} min for every "
-                  f"task's null and fastest oracle, {fixed / 60:.1f} min for the GUI samples (one at a time)",
-                  highlight=False)
+    ready = {k: rt for k, rt in tasks.items() if rt.task.status == "ready" and not lacks_build(rt)}
+    trials = proof_trials(ready, {a: load_records(a) for a in {rt.app.id for rt in ready.values()}})
+    slices, plan = rolling_slices(tasks, trials), ci_plan(tasks)
+    whole = plan_seconds(tasks, trials)
+    console.print(f"CI re-proves {len(plan)} trials this commit ({plan_seconds(tasks, plan) / 60:.1f} min one at a "
+                  f"time): one of {len(slices)} slices of the {len(trials)} proof trials of {len(ready)} ready tasks "
+                  f"({whole / 60:.0f} min), and what the newest record change re-proved", highlight=False)
     for n in count:
-        console.print(f"at {n} tasks: about {(per_task / max(1, len(ready)) * n + fixed) / 60:.0f} min of trials",
-                      highlight=False)
+        console.print(f"at {n} tasks: every trial re-proven once in about {len(slices) * n / max(1, len(ready)):.0f} "
+                      f"commits", highlight=False)
 
 
 @app.command("record-windows")
