@@ -85,11 +85,12 @@ class Evaluator:
         self._listeners.append(fn)
 
     async def wait_event(self, name: str, source: Source | None = None,
-                         where: Callable[[Event], bool] | None = None) -> Event:
-        """The first recorded event with this name (and source, and matching `where`), waiting for it if need be."""
+                         where: Callable[[Event], bool] | None = None, since: int = 0) -> Event:
+        """The first recorded event with this name (and source, and matching `where`), from the `since`-th
+        recorded one on, waiting for it if need be."""
         def match(e: Event) -> bool:
             return e.name == name and (source is None or e.source == source) and (where is None or where(e))
-        for e in self.log.events:
+        for e in self.log.events[since:]:
             if match(e):
                 return e
         found: asyncio.Future = asyncio.get_running_loop().create_future()

@@ -283,7 +283,7 @@ class Trial:
     # -- the agent -----------------------------------------------------------------
     async def _run_agent(self) -> None:
         ctx = self.ctx
-        ctx.tools, ctx.values, ctx.env = self.registry, self.values, self.env
+        ctx.tools, ctx.values, ctx.env, ctx.events = self.registry, self.values, self.env, self.evaluator
         # the tool list the agent was given: what a report shows and what mutants are derived from
         self.dir.tools.write_text(json.dumps([{"name": s.name, "kind": str(s.kind), "annotations": s.annotations,
                                                "input_schema": s.input_schema} for s in self.registry.specs()], indent=1))

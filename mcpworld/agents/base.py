@@ -31,6 +31,7 @@ class AgentContext:
     gateway_url: str | None = None
     values: object = None  # mcpworld.values.RunValues: the run's values (home, ports, app paths)
     env: object = None     # mcpworld.envs.base.Environment; only the oracle looks at it (focus waits)
+    events: object = None  # evaluator.server.Evaluator; only the oracle looks at it (what a step shows)
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
     messages: list = field(default_factory=list)  # the agent's transcript, if it keeps one

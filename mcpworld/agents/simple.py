@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from evaluator.predicates import compile_where
 from mcpworld.agents.base import Agent, AgentContext, AgentError, register
 from mcpworld.config.task import OracleStep
 from mcpworld.envs.base import EnvironmentSetupError
@@ -21,6 +24,7 @@ class OracleAgent(Agent):
 
     name = "oracle"
     focus_timeout = 30.0
+    shows_timeout = 60.0  # at most this long for the event a step's effect shows in
     wait_for_windows = True  # off while recording them (mcpworld.oracle_windows)
 
     def __init__(self, solution: str | None = None, steps: list | None = None):
@@ -46,11 +50,14 @@ class OracleAgent(Agent):
             if step.tool not in available:
                 raise AgentError(f"oracle step {i} needs tool '{step.tool}', not offered in mode '{ctx.mode}'"
                                  f"{' with --no-bash' if ctx.no_bash else ''}")
+            since = len(ctx.events.log.events) if ctx.events is not None else 0
             result = await ctx.tools.call(step.tool, ctx.values.expand_tree(step.args))
             ctx.steps += step.is_action  # counted as the human steps are: waits are not steps
             if result.is_error:
                 raise AgentError(f"oracle step {i} ({step.tool}) failed: {result.summary()}")
             await self.after_step(ctx, i, step)
+            if step.shows and ctx.events is not None:
+                await self.watch(ctx, step, since)
             if step.window and self.wait_for_windows and ctx.env is not None:
                 try:
                     pattern = ctx.values.expand(step.window)
@@ -59,6 +66,16 @@ class OracleAgent(Agent):
                     await ctx.env.settle(pattern, quiet=0.3, timeout=5.0, paint_timeout=self.focus_timeout)
                 except EnvironmentSetupError as e:
                     raise AgentError(f"oracle step {i}: {e}") from None
+
+    async def watch(self, ctx: AgentContext, step: OracleStep, since: int) -> None:
+        """Until the app reports the event that shows the step's effect (from the step's start on), or the
+        time is up: what a person does looking at the screen before the next step. Either way it goes on."""
+        where = compile_where(step.shows.where, "shows.where")
+        try:
+            await asyncio.wait_for(ctx.events.wait_event(step.shows.event, where=lambda e: where(e.payload),
+                                                         since=since), self.shows_timeout)
+        except asyncio.TimeoutError:
+            pass
 
     async def after_step(self, ctx: AgentContext, index: int, step) -> None:
         """Called once each step is done; a subclass may look at the screen (see mcpworld.oracle_windows)."""

@@ -193,7 +193,7 @@ def load_task(file: Path, apps: dict[str, AppConfig], snapshots_dir: Path = path
     for kind in ("near_misses", "alternatives"):
         groups += [(f"{kind}[{i}].steps", sol.steps, tools_of(sol.mode)) for i, sol in enumerate(getattr(task, kind))]
     for prefix, group, allowed in groups:
-        errors += _check_steps(group, prefix, allowed, params, later, file)
+        errors += _check_steps(group, prefix, allowed, params, later, file, known)
     ids = [s.id for s in [*task.near_misses, *task.alternatives]]
     errors += [ConfigError(file, "near_misses", f"two solutions named '{i}'") for i in sorted({i for i in ids if ids.count(i) > 1})]
     for mode in task.modes:
@@ -284,8 +284,9 @@ def _resolve_delta(task: Task, query, params: dict, spec: StateDiff, file: Path)
 
 
 def _check_steps(steps: list[OracleStep], prefix: str, allowed: Callable[[OracleStep], str | None],
-                 params: dict, later: frozenset[str], file: Path) -> list[ConfigError]:
-    """Fill the task's parameters into each step (the run's values wait for the run) and check its tool."""
+                 params: dict, later: frozenset[str], file: Path, known: set[str]) -> list[ConfigError]:
+    """Fill the task's parameters into each step (the run's values wait for the run) and check its tool and
+    the event that shows its effect."""
     errors = []
     for j, st in enumerate(steps):
         try:
@@ -300,6 +301,17 @@ def _check_steps(steps: list[OracleStep], prefix: str, allowed: Callable[[Oracle
                 errors.append(ConfigError(file, f"{prefix}[{j}].window", f"unknown placeholder {e}"))
             except re.error as e:
                 errors.append(ConfigError(file, f"{prefix}[{j}].window", f"not a regular expression: {e}"))
+        if st.shows is not None:
+            if st.shows.event not in known:
+                errors.append(ConfigError(file, f"{prefix}[{j}].shows.event",
+                                          f"unknown '{st.shows.event}' (known: {', '.join(sorted(known))})"))
+            try:
+                st.shows.where = expand_tree(st.shows.where, params)
+                compile_where(st.shows.where, f"{prefix}[{j}].shows.where")
+            except PredicateError as e:
+                errors.append(ConfigError(file, e.path, e.problem))
+            except (KeyError, ValueError) as e:
+                errors.append(ConfigError(file, f"{prefix}[{j}].shows.where", f"unknown placeholder {e}"))
         if st.tool == COMPUTER_TOOL and st.args.get("action") not in COMPUTER_ACTIONS:
             errors.append(ConfigError(file, f"{prefix}[{j}].args.action",
                                       f"unknown '{st.args.get('action')}' (known: {', '.join(COMPUTER_ACTIONS)})"))

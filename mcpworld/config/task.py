@@ -118,12 +118,24 @@ class FileMilestone(_Model):
     kinds: list[Literal["create", "modify", "close_write", "delete", "move_to", "move_from", "attrib"]] = ["close_write"]
 
 
+class Shows(_Model):
+    """An app event that shows a step's effect (as its key steps name events)."""
+
+    event: str
+    where: dict[str, Any] = Field(default_factory=dict)
+
+
 class OracleStep(_Model):
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
     window: str | None = Field(default=None, description=(
         "GUI oracles: regular expression for the name of the window that has the focus once this step is done; "
         "the oracle waits for it (a dialog opening on a loaded machine), and fails clearly if it never comes"))
+    shows: Shows | None = Field(default=None, description=(
+        "scripted solutions: the app event that shows this step's effect (a window's workbench up, the debugger "
+        "paused); the solution waits for it, at most a minute, before its next step or its end, as a person "
+        "watches the screen until the change appears. It only waits: an event that never comes is the verdict's "
+        "to judge"))
 
 
     @property
