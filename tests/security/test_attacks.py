@@ -20,28 +20,55 @@ from mcpworld.trial import Trial, TrialOptions
 
 TASKS = load_tasks()
 
+# Looks through every process in sight (its environment, its writable memory) for the run's secrets, given as
+# sha256 digests (the command itself must not hold them): every run of URL-safe base64 is cut into windows of
+# the secrets' lengths (24: an app's, 32: the evaluator's). Its positive control: a child of its own, which it
+# may read, holding a planted secret of each length in its environment and heap, must be found both ways, so
+# a scan that went blind (permissions, a changed secret format) fails instead of reporting "no hits".
 SCAN = r'''
-import json, os, re
-out = {"processes": [], "hits": []}
-for pid in filter(str.isdigit, os.listdir("/proc")):
+import hashlib, json, os, re, secrets, subprocess, sys, time
+needles = set(json.loads('@NEEDLES@'))
+planted = {n: secrets.token_urlsafe(n * 3 // 4) for n in (24, 32)}
+digest = lambda b: hashlib.sha256(b).hexdigest()
+control = subprocess.Popen([sys.executable, "-c", "import os, time; kept = [os.environ[k] * 1 for k in os.environ]; "
+                            "print(flush=True); time.sleep(600)"], env={**os.environ, **{f"PLANT{n}": v for n, v in planted.items()}},
+                           stdout=subprocess.PIPE)
+control.stdout.readline()
+wanted = {digest(v.encode()): f"control{n}" for n, v in planted.items()} | {d: "secret" for d in needles}
+
+def found(blob):
+    out = set()
+    for m in re.finditer(rb"[A-Za-z0-9_-]{24,}", blob):
+        run = m.group()[:4096]
+        for n in (24, 32):
+            for i in range(len(run) - n + 1):
+                if (d := digest(run[i:i + n])) in wanted:
+                    out.add(d)
+    return out
+
+out = {"processes": [], "hits": [], "control": []}
+for pid in [str(control.pid), *(p for p in os.listdir("/proc") if p.isdigit() and p != str(control.pid))]:
     if int(pid) == os.getpid():
         continue
     try:
         cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
         out["processes"].append(cmd[:80] or "?")
-        env = open(f"/proc/{pid}/environ", "rb").read()
-        out["hits"] += re.findall(rb"[A-Za-z0-9_-]{32}", env)[:5]
+        hits = {(d, "environ") for d in found(open(f"/proc/{pid}/environ", "rb").read())}
         with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
             for line in maps:
                 lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
                 if "rw" in line.split()[1] and hi - lo < 64 << 20:
                     mem.seek(lo)
-                    out["hits"] += re.findall(rb'"token": "([A-Za-z0-9_-]{32})"', mem.read(hi - lo))
+                    hits |= {(d, "memory") for d in found(mem.read(hi - lo))}
+        for d, where in hits:
+            out["control" if wanted[d].startswith("control") else "hits"].append(f"{wanted[d]}:{where}")
     except Exception as e:
         out.setdefault("errors", []).append(type(e).__name__)
-out["hits"] = [h.decode() for h in out["hits"]]
+control.kill()
+out["control"] = sorted(set(out["control"]))
 print(json.dumps(out))
 '''
+CONTROL = ["control24:environ", "control24:memory", "control32:environ", "control32:memory"]
 
 
 class Hostile(Agent):
@@ -50,12 +77,15 @@ class Hostile(Agent):
 
     name = "hostile"
 
-    def __init__(self, commands):
-        self.commands, self.outputs, self.trial = commands, [], None
+    def __init__(self, commands, issued=()):
+        self.commands, self.outputs, self.trial, self.issued = commands, [], None, issued
 
     async def run(self, ctx):
+        import hashlib
+
         v = self.trial.values
-        fill = {"@HOME@": v.home, "@RUN_DIR@": str(self.trial.dir.path), "@REPO@": str(paths.ROOT),
+        needles = [hashlib.sha256(s.encode()).hexdigest() for s in [*self.issued, *v.secrets.values()]]
+        fill = {"@NEEDLES@": json.dumps(needles), "@HOME@": v.home, "@RUN_DIR@": str(self.trial.dir.path), "@REPO@": str(paths.ROOT),
                 "@EVALUATOR_PORT@": str(self.trial.evaluator.port), "@EVALUATOR_HOST@": self.trial.evaluator.host,
                 **{f"@PORT_{name}@": str(port) for name, port in v.ports.items()}}
         for command in self.commands:
@@ -67,7 +97,7 @@ class Hostile(Agent):
 
 def attack(task_key, commands, issued, tmp_path, mode="gui", backend="local"):
     """issued: the issued_credentials fixture's list."""
-    agent = Hostile(commands)
+    agent = Hostile(commands, issued)
     trial = agent.trial = Trial(TASKS[task_key], agent, TrialOptions(mode=mode, backend=backend), tmp_path / "trial")
     result = asyncio.run(trial.run())
     secrets = [*issued, *trial.values.secrets.values()]
@@ -94,7 +124,7 @@ def test_anki_memory_records_bridge_evaluator_and_files_are_out_of_reach(mode, i
         "pkill -f anki; kill -9 -1; echo killed",
     ], issued_credentials, tmp_path, mode=mode)
     scan = json.loads(out[0].split("\n")[0])
-    assert not set(scan["hits"]) & set(secrets), scan
+    assert scan["control"] == CONTROL and not scan["hits"], scan
     # only the sandbox's own processes are in sight: not the app, the runner or another environment
     assert all(p.split()[0].rsplit("/", 1)[-1] in ("bwrap", "bash", "sh", "python3") for p in scan["processes"]), scan
     assert "No such file" in out[1] and '"run_id"' not in out[1]
@@ -138,7 +168,7 @@ def test_in_a_container_the_app_is_another_user_and_its_services_want_the_runs_s
     ], issued_credentials, tmp_path, mode="gui", backend="docker")
     scan = json.loads(out[0].split("\n")[0])
     assert any("anki" in p.lower() for p in scan["processes"]), scan  # in sight, but:
-    assert not set(scan["hits"]) & set(secrets), scan
+    assert scan["control"] == CONTROL and not scan["hits"], scan
     assert "No such file" in out[1]
     assert "401" in out[2]
     assert "refused" in out[3] or "4003" in out[3]
