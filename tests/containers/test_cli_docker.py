@@ -2,6 +2,7 @@
 `images list`."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -66,7 +67,9 @@ def test_bench_startup_reports_docker_against_the_local_baseline():
         assert fig["phases"]["open_s"] > 0 and fig["phases"]["app_ready_s"] > 0 and fig["phases"]["reset_s"] > 0
     assert docker["image_cached_s"] is not None and docker["image_cold_s"] is None
     table = mcpworld("bench", "startup", "--task", "anki/161", "--trials", "1")
-    assert table.returncode == 0 and "docker / local" in table.stdout and "x" in table.stdout
+    assert table.returncode == 0 and "docker / local" in table.stdout
+    # the ratio column holds a figure like 1.8x for each phase
+    assert re.search(r"\d+(\.\d+)?x\b", table.stdout), table.stdout
 
 
 def test_images_list_shows_the_built_images():

@@ -3,7 +3,6 @@
 import asyncio
 import json
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -134,7 +133,7 @@ async def test_builtin_tools_declare_their_hints_and_the_screen_size_apart(env):
 
 async def test_a_server_that_dies_costs_its_calls_never_the_callers_task():
     """The MCP SDK's task group cancels the task that entered it when its server's pipes break: that is the
-    provider's own task, so the caller (a trial) goes on, the calls come back as errors and closing is quick."""
+    provider's own task, so the caller (a trial) goes on, the calls come back as errors and closing neither raises nor hangs."""
     provider = McpServerProvider("sample", [sys.executable, str(SERVER)], env={}, call_timeout=5)
     reg = ToolRegistry([provider], ToolFilter("mcp"))
     await reg.start()
@@ -145,10 +144,6 @@ async def test_a_server_that_dies_costs_its_calls_never_the_callers_task():
     assert r.is_error
     for _ in range(20):  # a cancellation leaking into this task would land on one of these
         await asyncio.sleep(0.05)
-    t0 = time.perf_counter()
-    try:
-        await reg.close()
-    except RuntimeError as e:  # said, not raised as a cancellation or an exception group
-        assert "sample" in str(e)
-    assert time.perf_counter() - t0 < 5
+    # closing over the dead server neither raises nor hangs on its broken pipes (the bound only catches a hang)
+    await asyncio.wait_for(reg.close(), 30)
     assert not asyncio.current_task().cancelling()
