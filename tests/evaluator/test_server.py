@@ -8,6 +8,7 @@ import time
 
 import pytest
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from evaluator import events as ev
 from evaluator.log import EventLog
@@ -168,12 +169,14 @@ async def test_resent_events_are_recorded_once(evaluator):
 
 
 async def hello(evaluator, token, stream="s", source="probe"):
-    """A raw connection's hello; the evaluator's first answer (None when it closed the connection)."""
+    """A raw connection's hello; the evaluator's first answer, or None when it refused the connection (closed
+    it with 4003, "refused"). Any other outcome (a silence, another close) raises."""
     ws = await connect(evaluator.url)
     await ws.send(json.dumps({"type": "hello", "token": token, "stream": stream, "source": source}))
     try:
-        return ws, json.loads(await asyncio.wait_for(ws.recv(), 5))
-    except Exception:
+        return ws, json.loads(await asyncio.wait_for(ws.recv(), 30))
+    except ConnectionClosed as e:
+        assert e.rcvd is not None and (e.rcvd.code, e.rcvd.reason) == (4003, "refused"), e
         return ws, None
 
 
@@ -257,12 +260,15 @@ async def test_quiet_counts_from_the_agents_end(tmp_path):
     ev = Evaluator("run", "app", tmp_path / "events.jsonl")
     ev.record_internal("runner", "old", {})
     ev.log.events[-1].received = _time.time() - 10
-    t = _time.perf_counter()
+    # without `since` nothing is waited for: it returns before an event due well within the limit lands
+    later = asyncio.get_running_loop().call_later(2.0, ev.record_internal, "runner", "later", {})
     await ev.quiet(0.3, 3.0)
-    assert _time.perf_counter() - t < 0.25  # nothing to wait for without `since`
-    t = _time.perf_counter()
-    await ev.quiet(0.3, 3.0, since=_time.time())
-    assert _time.perf_counter() - t >= 0.29
+    assert [e.name for e in ev.log.events] == ["old"]
+    later.cancel()
+    # with it, the gap counts from the agent's end: the wait ends no earlier than `since` + gap
+    since = _time.time()
+    await ev.quiet(0.3, 3.0, since=since)
+    assert _time.time() >= since + 0.3
     ev.log.close()
 
 
