@@ -5,7 +5,7 @@ would through the gateway (the computer tool alone), end with SR 0, KSCR 0, the 
 Each line typed here both emits the task's key-step events through the probe (whose credential lives in the
 app's process) and does the asked work through the app's own API. The probe's guard refuses its compile, so
 neither happens: Anki's Debug Console (Ctrl+:), QGIS's Python console (Ctrl+Alt+P), Blender's Python console
-(Shift+F4 over the 3D view), FreeCAD's Python console (View > Panels, by keyboard); Joplin's editor
+(Shift+F4 over the 3D view) and its Text Editor's Run Script, FreeCAD's Python console (View > Panels, by keyboard); Joplin's editor
 setting pointed at a shell, whose `edit` would run the note as a script. Programs and scripts an app
 without an in-app probe would run (Frida's hooks refuse them): qBittorrent's "run external program" on a
 torrent added; OBS's Tools > Scripts with a Lua file the agent's bash wrote, and its custom muxer settings
@@ -84,7 +84,7 @@ def run(task_key, actions, tmp_path, mode="gui", backend="local"):
     return result, agent.outputs, EventLog.read(trial.dir.events)
 
 
-# app -> (task, what the agent does, the surface the record names, a part of the code, the event the code would
+# app or app-surface -> (task, what the agent does, the surface the record names, a part of the code, the event the code would
 # have set off)
 CONSOLES = {
     "anki": ("anki/161", [
@@ -105,6 +105,14 @@ CONSOLES = {
         {"action": "type", "text": BLENDER_LINE},
         {"action": "key", "text": "Return"},
     ], "python_console", "scale = (2.5", "transform_changed"),
+    # the Text Editor in the 3D view's place (Shift+F11), a new text (Alt+N), Text > Run Script (Alt+P)
+    "blender-text-editor": ("blender/185", [
+        {"action": "mouse_move", "coordinate": [600, 450]},
+        {"action": "key", "text": "shift+F11"},
+        {"action": "key", "text": "alt+n"},
+        {"action": "type", "text": BLENDER_LINE},
+        {"action": "key", "text": "alt+p"},
+    ], "text_editor", "scale = (2.5", "transform_changed"),
     "freecad": ("freecad/127", [
         {"action": "key", "text": "alt+v"},
         *[{"action": "key", "text": "Down"}] * 11,  # View > Panels
