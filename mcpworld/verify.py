@@ -55,6 +55,10 @@ class TaskRecord(BaseModel):
     near_misses: dict[str, TrialProof] = Field(default_factory=dict)   # id -> proof (must have failed)
     alternatives: dict[str, TrialProof] = Field(default_factory=dict)  # id -> proof (must have passed)
     mutation: MutationRecord | None = None  # the MCP oracle's mutants (mcpworld tasks mutate)
+    # the code that decides its verdicts besides its content (verdict_paths) when it was proven locally: a
+    # digest of it, and the newest commit that changed it ("+" when uncommitted changes were in the tree)
+    verdict_digest: str | None = None
+    verdict_commit: str | None = None
 
     def proven_in_container(self) -> bool:
         oracles = [p for k, p in self.docker.items() if k.startswith("oracle-")]
@@ -106,6 +110,42 @@ def content_hash(rt: ResolvedTask, app_version: str | None) -> str:
             _hash_tree(h, d, folder)
     h.update(f"version\0{app_version}".encode())
     return h.hexdigest()[:32]
+
+
+# the core's part of every verdict: what runs a trial, carries the tools and events, and decides
+CORE_PATHS = ("mcpworld", "gateway", "evaluator", "probe_runtime", "mcp_servers/bridge.py", "mcp_servers/hints.py")
+
+
+def verdict_paths(app_id: str) -> list[str]:
+    """What decides an app's verdicts besides a task's content: the core (under CODE_ROOT), and the app's
+    folders (under ROOT)."""
+    return [*CORE_PATHS, f"apps/{app_id}", f"hooks/{app_id}", f"mcp_servers/{app_id}"]
+
+
+def verdict_digest(app_id: str) -> str:
+    h = hashlib.sha256()
+    for rel in CORE_PATHS:
+        _hash_tree(h, paths.CODE_ROOT / rel, rel)
+    for folder in ("apps", "hooks", "mcp_servers"):
+        if (paths.ROOT / folder / app_id).exists():
+            _hash_tree(h, paths.ROOT / folder / app_id, f"{folder}/{app_id}")
+    return h.hexdigest()[:32]
+
+
+def verdict_commit(app_id: str) -> str | None:
+    """The newest commit that changed the app's verdict path, with "+" when the tree changes it still; None
+    without git."""
+    rels = verdict_paths(app_id)
+    try:
+        log = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", *rels], cwd=paths.ROOT,
+                             capture_output=True, text=True, timeout=30)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *rels], cwd=paths.ROOT,
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if log.returncode != 0 or not log.stdout.strip():
+        return None
+    return log.stdout.strip() + (" +" if dirty.stdout.strip() else "")
 
 
 # -- records ----------------------------------------------------------------------------------
@@ -442,7 +482,8 @@ def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult, bool]], a
         record = previous.model_copy(deep=True)
         record.docker = {f"{agent}-{mode}": proof(r, retried) for (_, mode, agent), r, retried in outcomes}
         return record
-    record = TaskRecord(hash=content_hash(rt, app_version), app_version=app_version, verified_at=now())
+    record = TaskRecord(hash=content_hash(rt, app_version), app_version=app_version, verified_at=now(),
+                        verdict_digest=verdict_digest(rt.app.id), verdict_commit=verdict_commit(rt.app.id))
     if previous is not None and previous.hash == record.hash:
         record.docker = previous.docker  # the container proof still holds for the same content
         record.mutation = previous.mutation  # and so do the mutants' outcomes (re-run with --mutants)

@@ -93,6 +93,7 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
         for k, w in bad.items():
             console.print(f"{k}: {w}", highlight=False)
         console.print(f"{len(chosen) - len(bad)} of {len(chosen)} ready task(s) proven at their current content")
+        _print_verdict_path_ages(chosen, records)
         raise typer.Exit(1 if bad else 0)
     if only_stale:
         chosen = [rt for rt in chosen if why[rt.key]]
@@ -107,6 +108,26 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
     keep_heap()
     failed = asyncio.run(_verify(chosen, versions, parallel, backend, mutants and backend == LOCAL))
     raise typer.Exit(1 if failed else 0)
+
+
+def _print_verdict_path_ages(chosen: list, records: dict) -> None:
+    """How many records were proven under the code that decides verdicts now (the core and the app's folders,
+    mcpworld.verify.verdict_paths), and for the others the commit they were proven at. Not a failure: CI's
+    rolling slice re-proves them under the current code in turn."""
+    from mcpworld.verify import verdict_commit, verdict_digest
+
+    digests = {a: verdict_digest(a) for a in records}
+    older: dict[str, list[str]] = {}
+    for rt in chosen:
+        rec = records[rt.app.id].tasks.get(rt.key)
+        if rec is not None and rec.verdict_digest != digests[rt.app.id]:
+            older.setdefault(rec.verdict_commit or "before records named it", []).append(rt.key)
+    console.print(f"{len(chosen) - sum(map(len, older.values()))} of {len(chosen)} proven under the current verdict "
+                  f"path (the core and the app's folders; now at {', '.join(sorted({c for a in records if (c := verdict_commit(a))})) or '?'})",
+                  highlight=False)
+    for commit, keys in sorted(older.items(), key=lambda kv: -len(kv[1])):
+        console.print(f"  {len(keys)} proven at {commit}: {', '.join(keys[:4])}{' ...' if len(keys) > 4 else ''}",
+                      highlight=False)
 
 
 async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mutants: bool = False) -> int:

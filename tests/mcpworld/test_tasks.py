@@ -169,3 +169,29 @@ def test_reproof(key, mode, agent, reproofs):
     assert kinds <= ({"gui"} if mode == "gui" else {"mcp", "gui"}), kinds
     if agent == "oracle":
         assert result.steps == sum(s.is_action for s in rt.task.oracle_for(mode))
+
+
+def test_a_records_verdict_digest_follows_the_core_and_the_apps_folders_only(tmp_path, monkeypatch):
+    """verify records the digest of the code that decides verdicts (`tasks verify --check` counts the records
+    proven under older code): a change to the core or the app's folders changes it, another app's does not."""
+    from mcpworld import paths
+    from mcpworld.verify import CORE_PATHS, verdict_digest
+
+    for rel in CORE_PATHS:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x") if rel.endswith(".py") else (tmp_path / rel).mkdir(exist_ok=True)
+    for folder in ("apps", "hooks"):
+        for app in ("a", "b"):
+            (tmp_path / folder / app).mkdir(parents=True)
+            (tmp_path / folder / app / "f.txt").write_text("1")
+    monkeypatch.setattr(paths, "CODE_ROOT", tmp_path)
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
+    first = verdict_digest("a")
+    (tmp_path / "hooks" / "b" / "f.txt").write_text("2")
+    (tmp_path / "apps" / "a" / "NOTES.md").write_text("what the app says of itself")
+    assert verdict_digest("a") == first
+    (tmp_path / "evaluator" / "verdict.py").write_text("changed")
+    second = verdict_digest("a")
+    assert second != first
+    (tmp_path / "hooks" / "a" / "f.txt").write_text("2")
+    assert verdict_digest("a") not in (first, second)
