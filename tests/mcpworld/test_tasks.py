@@ -59,6 +59,7 @@ def test_the_rolling_slices_cover_every_proof_trial_within_the_budget():
     for k, _, a in trials:
         if a.startswith("mutant:"):
             assert records[TASKS[k].app.id].tasks[k].mutation.mutants[a.partition(":")[2]].outcome == "killed"
+            assert a.partition(":")[2] not in {e.mutant for e in TASKS[k].task.equivalent}
     slices = rolling_slices(TASKS, trials)
     flat = [t for part in slices for t in part]
     assert sorted(flat) == sorted(trials) and len(set(flat)) == len(flat)
