@@ -25,6 +25,7 @@ class OracleAgent(Agent):
     name = "oracle"
     focus_timeout = 30.0
     shows_timeout = 60.0  # at most this long for the event a step's effect shows in
+    draws_timeout = 30.0  # at most this long for what a step opens on the screen
     wait_for_windows = True  # off while recording them (mcpworld.oracle_windows)
 
     def __init__(self, solution: str | None = None, steps: list | None = None):
@@ -51,11 +52,16 @@ class OracleAgent(Agent):
                 raise AgentError(f"oracle step {i} needs tool '{step.tool}', not offered in mode '{ctx.mode}'"
                                  f"{' with --no-bash' if ctx.no_bash else ''}")
             since = len(ctx.events.log.events) if ctx.events is not None else 0
+            watch = ctx.env.drawing() if step.draws and ctx.env is not None else None
+            drawn_from = watch.mark() if watch is not None else None
             result = await ctx.tools.call(step.tool, ctx.values.expand_tree(step.args))
             ctx.steps += step.is_action  # counted as the human steps are: waits are not steps
             if result.is_error:
                 raise AgentError(f"oracle step {i} ({step.tool}) failed: {result.summary()}")
             await self.after_step(ctx, i, step)
+            if watch is not None:  # what the step opened is on the screen before the next step types into it
+                await watch.settled(drawn_from, first=self.draws_timeout, quiet=0.3, timeout=self.draws_timeout,
+                                    min_share=0.02)
             if step.shows and ctx.events is not None:
                 await self.watch(ctx, step, since)
             if step.window and self.wait_for_windows and ctx.env is not None:

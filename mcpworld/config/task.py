@@ -131,6 +131,10 @@ class OracleStep(_Model):
     window: str | None = Field(default=None, description=(
         "GUI oracles: regular expression for the name of the window that has the focus once this step is done; "
         "the oracle waits for it (a dialog opening on a loaded machine), and fails clearly if it never comes"))
+    draws: bool = Field(default=False, description=(
+        "GUI oracles: this step opens something in the window (a palette, a picker, an input box) that the next "
+        "one types into; the oracle waits until the screen has drawn it (at least 2% of the screen changed since "
+        "the step began, then 0.3 s still; at most 30 s), as a person looks before typing"))
     shows: Shows | None = Field(default=None, description=(
         "scripted solutions: the app event that shows this step's effect (a window's workbench up, the debugger "
         "paused); the solution waits for it, at most a minute, before its next step or its end, as a person "
