@@ -124,11 +124,10 @@ def verdict_paths(app_id: str) -> list[str]:
 
 def verdict_digest(app_id: str) -> str:
     h = hashlib.sha256()
-    for rel in CORE_PATHS:
-        _hash_tree(h, paths.CODE_ROOT / rel, rel)
-    for folder in ("apps", "hooks", "mcp_servers"):
-        if (paths.ROOT / folder / app_id).exists():
-            _hash_tree(h, paths.ROOT / folder / app_id, f"{folder}/{app_id}")
+    for rel in verdict_paths(app_id):
+        root = (paths.CODE_ROOT if rel in CORE_PATHS else paths.ROOT) / rel
+        if root.exists():
+            _hash_tree(h, root, rel)
     return h.hexdigest()[:32]
 
 
@@ -221,14 +220,6 @@ def now() -> str:
 
 
 # -- what CI re-proves -------------------------------------------------------------------------
-def fastest_mode(rt: ResolvedTask, record: TaskRecord | None) -> str:
-    """The declared mode whose oracle the record shows as quickest (MCP, where it is declared, if unknown)."""
-    modes = [str(m) for m in rt.task.modes]
-    if record and all(m in record.oracle for m in modes):
-        return min(modes, key=lambda m: record.oracle[m].seconds)
-    return str(Mode.MCP) if Mode.MCP in rt.task.modes else modes[0]
-
-
 def _proof_of(kind: str):
     """What a record says of one kind of trial: the GUI oracle's proof, or the near misses' proofs."""
     if kind == "gui":
@@ -273,6 +264,18 @@ def lacks_build(rt: ResolvedTask) -> bool:
     from mcpworld import build
 
     return rt.task.app_build == "source" and (rt.app.build is None or build.newest(rt.app.build.source) is None)
+
+
+def runnable(tasks: dict[str, ResolvedTask]) -> dict[str, ResolvedTask]:
+    """The ready tasks that can run here (a source-build task only where its build is)."""
+    return {k: rt for k, rt in tasks.items() if rt.task.status == "ready" and not lacks_build(rt)}
+
+
+def rotation(tasks: dict[str, ResolvedTask], budget: float = ROLLING_BUDGET) -> list[list[tuple[str, str, str]]]:
+    """Every proof trial of the runnable tasks, in the slices consecutive CI runs re-prove in turn."""
+    ready = runnable(tasks)
+    return rolling_slices(tasks, proof_trials(ready, {a: load_records(a) for a in {rt.app.id for rt in ready.values()}}),
+                          budget)
 
 
 def proof_trials(ready: dict[str, ResolvedTask], records: dict[str, AppRecords]) -> list[tuple[str, str, str]]:
@@ -330,9 +333,9 @@ def ci_plan(tasks: dict[str, ResolvedTask], number: int | None = None,
     re-proven on a fresh machine. Deterministic for a given set of records and commit.
     A task whose hooks need the app's source build is left to its records where no such build is here
     (CI cannot afford one: the build itself is proven on a small package, tests/mcpworld/test_build.py)."""
-    ready = {k: rt for k, rt in tasks.items() if rt.task.status == "ready" and not lacks_build(rt)}
+    ready = runnable(tasks)
     records = {app: load_records(app) for app in {rt.app.id for rt in ready.values()}}
-    slices = rolling_slices(tasks, proof_trials(ready, records), budget)
+    slices = rotation(tasks, budget)
     plan = list(slices[(commit_number() if number is None else number) % len(slices)])
     changed, taken = changed_in_last_verification(sorted(records)), {}
     for key in _seeded(k for k, rt in ready.items() if Mode.GUI in rt.task.modes and k in changed):

@@ -313,7 +313,7 @@ def tasks_rejudge(runs: list[Path] = typer.Argument(..., help="run folders (of v
 @app.command("costs")
 def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI's rotation to this many tasks")):
     """The recorded per-trial costs (median seconds per phase) and what CI's re-proof takes at more tasks."""
-    from mcpworld.verify import ci_plan, costs, lacks_build, load_records, plan_seconds, proof_trials, rolling_slices
+    from mcpworld.verify import ci_plan, costs, plan_seconds, rotation, runnable
 
     _, tasks = load()
     from mcpworld.report.text import compact_table
@@ -325,9 +325,8 @@ def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI'
         table.add_row(name.removeprefix("oracle "), str(c["trials"]), *(f"{c.get(k, 0):.1f}" for k in ("total", "open", "reset", "ready",
                                                                               "gateway", "agent", "query", "teardown")))
     console.print(table)
-    ready = {k: rt for k, rt in tasks.items() if rt.task.status == "ready" and not lacks_build(rt)}
-    trials = proof_trials(ready, {a: load_records(a) for a in {rt.app.id for rt in ready.values()}})
-    slices, plan = rolling_slices(tasks, trials), ci_plan(tasks)
+    ready, slices, plan = runnable(tasks), rotation(tasks), ci_plan(tasks)
+    trials = [t for part in slices for t in part]
     whole = plan_seconds(tasks, trials)
     console.print(f"CI re-proves {len(plan)} trials this commit ({plan_seconds(tasks, plan) / 60:.1f} min one at a "
                   f"time): one of {len(slices)} slices of the {len(trials)} proof trials of {len(ready)} ready tasks "

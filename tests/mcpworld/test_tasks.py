@@ -23,7 +23,7 @@ from mcpworld.results import VERDICT_FAILURES
 from mcpworld.rundir import RunDir
 from mcpworld.verify import (CHANGED_CAP, CHANGED_NEAR_MISS_CAP, ROLLING_BUDGET, TaskRecord, TrialProof,
                              changed_in_last_verification, ci_plan, commit_number, expected_to_pass, lacks_build,
-                             load_records, plan_seconds, proof_trials, proves, rolling_slices, run_job, stale)
+                             load_records, plan_seconds, proof_trials, proves, rolling_slices, rotation, run_job, stale)
 
 TASKS = load_tasks()
 READY = sorted(k for k, rt in TASKS.items() if rt.task.status == "ready")
@@ -74,7 +74,7 @@ def test_ci_re_proves_what_the_newest_record_change_re_proved():
     runnable = {k for k in READY if not lacks_build(TASKS[k])}
     apps = sorted({TASKS[k].app.id for k in runnable})
     changed_gui, changed_misses = changed_in_last_verification(apps), changed_in_last_verification(apps, kind="near_misses")
-    slices = rolling_slices(TASKS, proof_trials({k: TASKS[k] for k in runnable}, {a: load_records(a) for a in apps}))
+    slices = rotation(TASKS)
     extra = set(PLAN) - set(slices[commit_number() % len(slices)])
     for app in apps:
         gui = {k for k in runnable & changed_gui if TASKS[k].app.id == app and "gui" in TASKS[k].task.modes}
