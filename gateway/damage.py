@@ -48,17 +48,12 @@ class DamageWatch:
         `grab(box)` returns a region's pixels; without it, every drawing counts as a change."""
         if os.environ.get("MCPWORLD_NO_DAMAGE") == "1":
             return None
-        from Xlib import display as xdisplay
-        from Xlib import ext
         from Xlib.ext import damage
 
-        ext.__extensions__ = []  # see XWindows: extension tables are class-wide in python-xlib
-        d = xdisplay.Display(display)
+        from gateway.xconn import connect
+
+        d = connect(display)  # its own event and error tables: DAMAGE's codes are this server's
         pd = d.display
-        # this connection's own event and error tables, so two servers with different codes can coexist
-        pd.event_classes = dict(pd.event_classes)
-        pd.extension_major_opcodes = dict(pd.extension_major_opcodes)
-        pd.error_classes = dict(pd.error_classes)
         info = d.query_extension(damage.extname)
         if info is None:
             d.close()

@@ -44,13 +44,9 @@ class XWindows:
     use the wrong atoms and find nothing."""
 
     def __init__(self, display: str):
-        from Xlib import display as xdisplay
-        from Xlib import ext
+        from gateway.xconn import connect
 
-        # Core protocol only. python-xlib keeps extension event tables at class level, and two servers
-        # with different extension event codes (Xvfb, Xvnc) in one process break its XFixes set-up.
-        ext.__extensions__ = []
-        self._d = xdisplay.Display(display)
+        self._d = connect(display)  # core protocol only, with its own tables
         self._root = self._d.screen().root
         atom = self._d.intern_atom
         self._client_list, self._active = atom("_NET_CLIENT_LIST"), atom("_NET_ACTIVE_WINDOW")

@@ -337,12 +337,15 @@ def test_a_vscode_debuggee_plants_no_extension_unseen_and_reads_no_memory(backen
     """A debuggee runs as the app's user, beside VS Code: the extension it plants in VS Code's extensions
     folder (then deletes) is on record from root's watch and the trial is not a pass, and every process of
     code-server's and Chromium's is closed to it (non-dumpable)."""
-    result, out, events = run("vscode/8", [
+    actions = [
         {"bash": f"cat > ~/project/src/demo.js <<'EOF'\n{DEBUGGEE}EOF"},
         {"action": "key", "text": "F5"},
         {"action": "wait", "duration": 6.0},
         {"bash": "cat ~/project/memory.txt"},
-    ], tmp_path, backend=backend)
+    ]
+    result, out, events = run("vscode/8", actions, tmp_path, backend=backend)
+    sent = len(list(actions_with_waits(actions)))
+    assert len(out) == sent, (result.failure, result.failure_detail, result.agent_failure)  # each one was sent
     seen = last_bash_output(out).split()
     assert len(seen) >= 8 and set(seen) == {"EACCES"}, seen
     assert first_code_run(events, "fs", "extension").payload["code"] == "create evil.evil-1.0.0"
