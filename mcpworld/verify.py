@@ -29,7 +29,7 @@ RECORD_FILE = "verified.json"
 RECORD_VERSION = 1
 # CI re-proves, on every run, one slice of every task's proof trials of at most this many seconds one at a time by
 # the records' costs (consecutive commits take consecutive slices), and what the newest record change re-proved:
-ROLLING_BUDGET = 15 * 60.0
+ROLLING_BUDGET = 12 * 60.0
 CHANGED_CAP = 2           # changed GUI oracles CI re-proves per app besides the slice
 CHANGED_NEAR_MISS_CAP = 2  # changed tasks per app one of whose near misses CI re-proves besides the slice
 SAMPLE_SEED = "mcpworld-ci-1"

@@ -36,6 +36,27 @@ COMPILING = frozenset({"exec", "eval", "compile", "execfile", "__import__", "imp
                        "runsource", "runcode", "interact", "getattr", "__builtins__", "builtins", "vars", "globals"})
 
 
+def compiles_itself(source: str) -> bool:
+    """Whether Python source names a way to compile more source itself (COMPILING: exec, eval, getattr on the
+    builtins, ...), as a name, an attribute or an import. Called inside the hook, whose own compiles it ignores;
+    source that does not parse compiles nothing (its compile fails on its own)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.update(node.name.split(".") + [node.asname or ""])
+    return bool(COMPILING & names)
+
+
 def _text(src):
     """A compile event's source as text: it carries a str's source as its bytes."""
     if isinstance(src, (bytes, bytearray, memoryview)):

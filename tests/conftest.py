@@ -31,3 +31,23 @@ def issued_credentials(monkeypatch) -> list[str]:
     credential = Evaluator.credential
     monkeypatch.setattr(Evaluator, "credential", lambda self, source: issued.append(credential(self, source)) or issued[-1])
     return issued
+
+
+# Seconds per test file, printed after pytest's last line: a CI log that keeps only its head and tail still
+# tells where the hour went (--durations lists single tests, in the middle of the log).
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_unconfigure(config):
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or not _FILE_SECONDS:
+        return
+    top = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:12]
+    total = sum(_FILE_SECONDS.values())
+    parts = [f"{p.removeprefix('tests/').removesuffix('.py')} {s / 60:.1f}" for p, s in top]
+    reporter.write_line(f"minutes by test file (of {total / 60:.1f}): " + ", ".join(parts))

@@ -68,3 +68,19 @@ def test_the_guard_refuses_and_reports_code_nobody_shipped(tmp_path):
     assert surfaces.count("console") == 1 and len(surfaces) == 6, out["seen"]
     codes = "\n".join(c for _, c in out["seen"])
     assert "1 + 1" in codes and "import os" in codes and "planted.py" in codes
+
+
+def test_a_string_from_c_that_names_a_way_to_compile_is_refused():
+    """FreeCAD's rule for its C++'s command strings (compiled with no Python frame below): a string passes
+    unless it names a way to compile more (exec, eval, getattr on the builtins, an import of runpy's run_path)."""
+    from probe_runtime.guard import Guard, compiles_itself
+
+    seen = []
+    g = Guard(lambda surface, code: seen.append(surface), [],
+              from_c=lambda src, filename: "command_string" if src and compiles_itself(src) else None)
+    plain = ['App.newDocument("Unnamed")', 'Gui.runCommand("Std_Save", 0)',
+             'App.ActiveDocument.getObject("Box").Label = "exec(open(\'x\').read())"']  # a label holding code: text
+    hostile = ['exec(open("/home/u/x.py").read())', 'getattr(__builtins__, "ev" + "al")("1")',
+               'from runpy import run_path as r', 'import builtins as b; b.eval("1")', "__import__('os')"]
+    assert all(g._allowed("compile", (s, "<string>", "exec"), None) for s in plain)
+    assert not any(g._allowed("compile", (s, "<string>", "exec"), None) for s in hostile)

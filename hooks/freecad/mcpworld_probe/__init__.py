@@ -33,15 +33,20 @@ NOT_GENERATORS = ("Path/PathScripts/PathPreferences.py", "Path/PathScripts/PathS
 
 
 def _from_c(source: str | None, filename) -> str | None:
-    """FreeCAD's C++ runs Python in strings: every GUI command's doCommand, "<string>" (judged as its own,
-    whatever it holds: the values in it were typed into fields of FreeCAD's dialogs, not as code). A file
+    """FreeCAD's C++ runs Python in strings: every GUI command's doCommand, "<string>". Such a string passes
+    when it names no way to compile more itself (`compiles_itself`): the values in it were typed into fields
+    of FreeCAD's dialogs, and a flaw in FreeCAD's escaping of them could otherwise make code of a label. A file
     it runs (a macro: PyRun_File compiles it as None) is the agent's unless it is a trusted file (the guard
     lets those pass before this rule)."""
     if source is None:
         return "macro"
     if filename == "<CallTipsList>":  # the console's and macro editor's call tips evaluate the typed expression
         return "python_console"
-    return None if filename == "<string>" else "python"
+    if filename != "<string>":
+        return "python"
+    from .probe_guard import compiles_itself  # loaded before the guard was installed: no compile here
+
+    return "command_string" if compiles_itself(source) else None
 
 
 def start() -> None:
