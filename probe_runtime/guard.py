@@ -38,17 +38,26 @@ COMPILING = frozenset({"exec", "eval", "compile", "execfile", "__import__", "imp
 
 def compiles_itself(source: str) -> bool:
     """Whether Python source names a way to compile more source itself (COMPILING: exec, eval, getattr on the
-    builtins, ...), as a name, an attribute or an import. Called inside the hook, whose own compiles it ignores;
-    source that does not parse compiles nothing (its compile fails on its own)."""
+    builtins, ...), as a name, an attribute or an import. `getattr(x, "Name", ...)` with a plain attribute name
+    written out passes (FreeCAD's PartDesign copies a view's colours so): it reaches nothing a name could not.
+    Called inside the hook, whose own compiles it ignores; source that does not parse compiles nothing (its
+    compile fails on its own)."""
     import ast
 
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return False
+    plain_getattr = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()
+                and not node.args[1].value.startswith("_") and node.args[1].value not in COMPILING):
+            plain_getattr.add(id(node.func))
     names = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Name) and id(node) not in plain_getattr:
             names.add(node.id)
         elif isinstance(node, ast.Attribute):
             names.add(node.attr)

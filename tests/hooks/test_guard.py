@@ -79,8 +79,10 @@ def test_a_string_from_c_that_names_a_way_to_compile_is_refused():
     g = Guard(lambda surface, code: seen.append(surface), [],
               from_c=lambda src, filename: "command_string" if src and compiles_itself(src) else None)
     plain = ['App.newDocument("Unnamed")', 'Gui.runCommand("Std_Save", 0)',
-             'App.ActiveDocument.getObject("Box").Label = "exec(open(\'x\').read())"']  # a label holding code: text
+             'App.ActiveDocument.getObject("Box").Label = "exec(open(\'x\').read())"',  # a label holding code: text
+             "v = App.getDocument('U').getObject('Cylinder').ViewObject; v.ShapeColor = getattr(v, 'ShapeColor', None)"]
     hostile = ['exec(open("/home/u/x.py").read())', 'getattr(__builtins__, "ev" + "al")("1")',
-               'from runpy import run_path as r', 'import builtins as b; b.eval("1")', "__import__('os')"]
+               'from runpy import run_path as r', 'import builtins as b; b.eval("1")', "__import__('os')",
+               "getattr(App, 'eval')('1')", "getattr(App, '__class__')", "g = getattr; g(App, 'x')"]
     assert all(g._allowed("compile", (s, "<string>", "exec"), None) for s in plain)
     assert not any(g._allowed("compile", (s, "<string>", "exec"), None) for s in hostile)
