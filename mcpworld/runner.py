@@ -30,11 +30,15 @@ def plan(tasks: list[ResolvedTask], modes: list[str], trials: int) -> list[Plann
             for mode in modes if mode in rt.task.modes for k in range(trials)]
 
 
-def declared(tasks: list[ResolvedTask], backend: str, here: bool = True) -> tuple[list[ResolvedTask], dict[str, dict]]:
+def declared(tasks: list[ResolvedTask], backend: str, here: bool = True,
+             app_build: Path | None = None) -> tuple[list[ResolvedTask], dict[str, dict]]:
     """The tasks that can run, and every chosen task with its status: what STRICT counts against.
     On the local backend a task whose app is not installed here is declared but not runnable (unless the
-    trials run elsewhere: `here` False, a cluster's nodes say what they have)."""
+    trials run elsewhere: `here` False, a cluster's nodes say what they have); on either backend, so is a
+    task whose hooks need its app's source build where none is here and no `app_build` is given (its set-up
+    would fail: not the agent's failure, nor the testbed's)."""
     from mcpworld.install import is_installed
+    from mcpworld.verify import lacks_build
 
     installed: dict[str, bool] = {}
     runnable, info = [], {}
@@ -45,6 +49,9 @@ def declared(tasks: list[ResolvedTask], backend: str, here: bool = True) -> tupl
                 installed[rt.app.id] = is_installed(rt.app)
             if not installed[rt.app.id]:
                 status, reason = "app_missing", f"{rt.app.name} is not installed (mcpworld apps install --app {rt.app.id})"
+        if status == "ready" and here and app_build is None and lacks_build(rt):
+            status, reason = "build_missing", (f"its hooks need {rt.app.name}'s source build "
+                                               f"(mcpworld apps build {rt.app.id} --from-source, or --app-build)")
         if status == "ready":
             runnable.append(rt)
         info[rt.key] = {"status": status, "reason": reason, "modes": [str(m) for m in rt.task.modes or MODES],
@@ -67,7 +74,7 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
     base_opts = base_opts or TrialOptions()
     run = RunDir(out)
     out.mkdir(parents=True, exist_ok=True)
-    tasks, declared_tasks = declared(tasks, base_opts.backend, here=executor is None)
+    tasks, declared_tasks = declared(tasks, base_opts.backend, here=executor is None, app_build=base_opts.app_build)
     todo = plan(tasks, modes, trials)
     if resumed is not None:
         todo = [(rt, mode, k) for rt, mode, k in todo if (rt.key, mode, k) not in resumed.finished]

@@ -77,7 +77,7 @@ def run(
         chosen = select(tasks, task, app_id)
     out = out or paths.new_run_dir(agent)
     here = executor == "local"
-    runnable, chosen_info = declared(chosen, opts.backend, here)
+    runnable, chosen_info = declared(chosen, opts.backend, here, app_build=opts.app_build)
     total = len(plan(runnable, mode, trials)) - (len(resumed.finished) if resumed else 0)
     not_runnable = _not_runnable(chosen_info)
     if resumed is not None:
@@ -122,12 +122,11 @@ def run(
 
 
 def _not_runnable(info: dict[str, dict]) -> list[str]:
-    """The chosen tasks that cannot run, grouped by why: "a/1, a/2: unavailable: <reason>"."""
-    groups: dict[str, list[str]] = {}
-    for key, d in info.items():
-        if d["status"] != "ready":
-            groups.setdefault(f"{d['status']}: {d['reason']}".rstrip(": "), []).append(key)
-    return [f"{', '.join(keys)}: {why}" for why, keys in groups.items()]
+    """The chosen tasks that cannot run, a line per reason (not_runnable_lines)."""
+    from mcpworld.report.build import not_runnable_lines
+
+    return not_runnable_lines({key: f"{d['status']}: {d['reason']}".rstrip(": ")
+                               for key, d in info.items() if d["status"] != "ready"})
 
 
 def _resumed_run(run_dir: Path, tasks: dict, task_ids: list[str], app_ids: list[str], asked: dict, opts):

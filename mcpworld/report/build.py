@@ -199,6 +199,18 @@ def implemented_strict(rs: list[TrialResult], mode: str, declared: dict[str, dic
                              not_declared=sorted(k for k in chosen if k not in in_mode))
 
 
+def not_runnable_lines(not_runnable: dict[str, str], shown: int = 4) -> list[str]:
+    """One line per reason: "16 tasks (zotero/1, zotero/2, ... and 12 more): declared: <why>"."""
+    groups: dict[str, list[str]] = {}
+    for key, why in not_runnable.items():
+        groups.setdefault(why, []).append(key)
+    lines = []
+    for why, keys in groups.items():
+        named = ", ".join(keys[:shown]) + (f" and {len(keys) - shown} more" if len(keys) > shown else "")
+        lines.append(f"{len(keys)} task{'s' if len(keys) > 1 else ''} ({named}): {why}")
+    return lines
+
+
 def pass_k(rs: list[TrialResult]) -> list[PassK]:
     per_task = by(rs, lambda r: r.task)
     kmax = min(len(g) for g in per_task.values()) if per_task else 0

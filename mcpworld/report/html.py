@@ -12,7 +12,7 @@ import io
 import json
 from pathlib import Path
 
-from mcpworld.report.build import KINDS, Report
+from mcpworld.report.build import KINDS, Report, not_runnable_lines
 from mcpworld.rundir import TrialDir
 
 FORMATS = {"pct": lambda v: f"{v:.1%}", "int": lambda v: str(int(v)), "f3": lambda v: f"{v:.3f}",
@@ -205,7 +205,7 @@ def render(rep: Report) -> str:
         notes.append(f"IMPLEMENTED/STRICT {m}: {i.passed:g} passed of {i.runnable} runnable, {i.declared} declaring "
                      f"the mode, {i.chosen} chosen (STRICT all, the paper's denominator, counts the "
                      f"{len(i.not_declared)} not declaring it as failures)")
-        notes += [f"not runnable ({m}): {t}: {why}" for t, why in i.not_runnable.items()]
+        notes += [f"not runnable ({m}): {line}" for line in not_runnable_lines(i.not_runnable)]
     parts.append("".join(f'<p class="note">{html.escape(n)}</p>' for n in notes))
     parts.append('<h2>Plots</h2><div class="plots">' + "".join(
         f"<figure>{svg}<figcaption>{html.escape(title)}</figcaption></figure>" for title, svg in plots(rep)) + "</div>")

@@ -9,7 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from mcpworld.report.build import KINDS, Group, Report, TrialRow
+from mcpworld.report.build import KINDS, Group, Report, TrialRow, not_runnable_lines
 
 
 def pct(x: float) -> str:
@@ -65,8 +65,8 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
                       f"{max((w.grouped_tasks for w in rep.wes.values()), default=0)} task(s) declare grouped steps",
                       highlight=False)
     for m, i in rep.implemented_strict.items():
-        for task, why in i.not_runnable.items():
-            console.print(f"not runnable ({m}): {task}: {why}", highlight=False)
+        for line in not_runnable_lines(i.not_runnable):
+            console.print(f"not runnable ({m}): {line}", highlight=False)
 
     console.print(_difficulty_table("SR by difficulty label (Appendix E) and mode (the paper's Table 6)",
                                     rep.per_mode_difficulty))

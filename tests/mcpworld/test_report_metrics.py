@@ -1,5 +1,7 @@
 """The report's aggregation against hand-computed figures, on trial results written out by hand."""
 
+from pathlib import Path
+
 import pytest
 
 from mcpworld.agents.base import Usage
@@ -152,3 +154,35 @@ def test_strict_both_ways_and_difficulty_both_ways():
     assert rep.per_mode_measured_difficulty["mcp"]["Easy"].trials == 2
     assert rep.relabelled == {"a/3": ["Hard", "Easy"]}
     assert [r.measured_difficulty for r in rep.trial_rows] == ["Easy", "Easy", "Easy"]
+
+
+def test_tasks_that_cannot_run_take_a_line_per_reason():
+    from mcpworld.report.build import not_runnable_lines
+
+    why = {f"zotero/{n}": "declared: Zotero is not installed" for n in range(1, 17)}
+    why["qbittorrent/173"] = "build_missing: its hooks need qBittorrent's source build"
+    lines = not_runnable_lines(why)
+    assert len(lines) == 2
+    assert lines[0] == ("16 tasks (zotero/1, zotero/2, zotero/3, zotero/4 and 12 more): declared: Zotero is not "
+                        "installed")
+    assert lines[1] == "1 task (qbittorrent/173): build_missing: its hooks need qBittorrent's source build"
+
+
+def test_a_task_whose_source_build_is_missing_is_declared_not_runnable():
+    """Its set-up would fail for want of the build: a reason with the command that builds it, not a failure."""
+    from mcpworld.config.load import load_tasks
+    from mcpworld.runner import declared
+    from mcpworld.verify import lacks_build
+
+    tasks = load_tasks()
+    source = [rt for rt in tasks.values() if rt.task.status == "ready" and rt.task.app_build == "source"]
+    assert source, "no ready task needs a source build"
+    runnable, info = declared(source, "docker")
+    for rt in source:
+        if lacks_build(rt):
+            assert rt not in runnable and info[rt.key]["status"] == "build_missing"
+            assert f"mcpworld apps build {rt.app.id} --from-source" in info[rt.key]["reason"]
+        else:
+            assert rt in runnable
+    given = declared(source, "docker", app_build=Path("/some/build"))[0]  # the user names a build: theirs to judge
+    assert given == source
