@@ -422,6 +422,11 @@ def delete_object(p: dict) -> dict:
     doc = _doc(p)
     obj = _obj(doc, str(p.get("name") or ""))
     name = obj.Name
+    body = obj.getParentGeoFeatureGroup() if hasattr(obj, "getParentGeoFeatureGroup") else None
+    if body is not None and body.TypeId == "PartDesign::Body" and obj in body.Group:
+        # as Edit > Delete does (the feature's view provider): the body takes it out first, which moves its
+        # tip back to the feature before and links the next feature to that one
+        body.removeObject(obj)
     doc.removeObject(name)
     doc.recompute()
     return {"document": doc.Name, "removed": name}
