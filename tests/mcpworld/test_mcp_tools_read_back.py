@@ -9,13 +9,14 @@ TASKS = load_tasks()
 
 
 async def calls(tmp_path, task: str, script) -> dict:
-    """What `script(call)` kept, `call(tool, args)` calling the app's tool in an MCP trial of `task`."""
+    """What `script(call, seen)` kept, `call(tool, args)` calling the app's tool (or the gateway's bash) in an
+    MCP trial of `task`."""
     seen: dict = {}
     app = TASKS[task].app.id
 
     async def agent(ctx, trial):
         async def call(name, args=None):
-            return await ctx.tools.call(f"{app}__{name}", args or {})
+            return await ctx.tools.call(name if name == "bash" else f"{app}__{name}", args or {})
 
         await script(call, seen)
 
@@ -158,3 +159,58 @@ async def test_freecad_documents_objects_workbench_and_close(tmp_path):
     assert state["workbench"] == "SketcherWorkbench" and state["documents"][0]["modified"] is True
     assert "AdditiveCylinder" not in {o["name"] for o in state["documents"][0]["objects"]}
     assert seen["closed"]["closed"] == "Unnamed" and seen["after_close"] == {"documents": [], "active": None}
+
+
+async def test_vscode_files_editors_breakpoints_settings_and_git(tmp_path):
+    async def script(call, seen):
+        seen["state"] = structured(await call("get_state"))
+        seen["files"] = structured(await call("list_files"))
+        seen["read"] = structured(await call("read_file", {"path": "src/config.js"}))
+        seen["git"] = structured(await call("git_status"))
+        structured(await call("write_file", {"path": "notes/ideas.txt", "text": "changed", "save": False}))
+        seen["unsaved"] = structured(await call("read_file", {"path": "notes/ideas.txt"}))
+        seen["dirty"] = structured(await call("get_state"))["dirty"]
+        seen["saved"] = structured(await call("save_file", {"path": "notes/ideas.txt"}))
+        seen["after_save"] = structured(await call("read_file", {"path": "notes/ideas.txt"}))
+        structured(await call("create_folder", {"path": "out/deep"}))
+        seen["deleted"] = structured(await call("delete_file", {"path": "notes/meeting-0303.txt"}))
+        seen["notes"] = structured(await call("list_files", {"folder": "notes"}))
+        seen["out"] = structured(await call("list_files", {"folder": "out"}))
+        structured(await call("add_breakpoint", {"path": "src/cart.js", "line": 10}))
+        structured(await call("add_breakpoint", {"path": "src/cart.js", "line": 14}))
+        seen["breakpoints"] = structured(await call("remove_breakpoint", {"path": "src/cart.js", "line": 10}))
+        seen["no_breakpoint"] = await call("remove_breakpoint", {"path": "src/cart.js", "line": 3})
+        structured(await call("open_file", {"path": "src/cart.js"}))
+        seen["tabs"] = structured(await call("get_state"))["tabs"]
+        seen["closed"] = structured(await call("close_all_editors"))
+        seen["settings"] = structured(await call("get_settings"))
+        seen["themes"] = structured(await call("list_themes"))
+        structured(await call("set_theme", {"theme": "Monokai"}))
+        seen["themes_after"] = structured(await call("list_themes"))
+        seen["extensions"] = structured(await call("list_extensions"))
+        seen["git_after"] = structured(await call("git_status"))
+        disk = await call("bash", {"command": "cat ~/project/notes/ideas.txt; echo; ls ~/project/notes ~/project/out"})
+        seen["disk"] = disk.texts[0]
+
+    seen = await calls(tmp_path, "vscode/6", script)
+    state = seen["state"]
+    assert state["workspace"].endswith("/project") and state["tabs"] == [] and state["dirty"] == []
+    assert {"src/cart.js", "src/config.js", "notes/ideas.txt", "notes/meeting-0303.txt"} <= set(seen["files"]["files"])
+    assert seen["read"]["path"] == "src/config.js" and "taxRate" in seen["read"]["text"] and not seen["read"]["dirty"]
+    git = seen["git"]
+    assert git["branch"] == "main" and git["message"] == "Initial cart service" and "release" in git["branches"]
+    assert seen["unsaved"] == {"path": "notes/ideas.txt", "text": "changed", "dirty": True}
+    assert seen["dirty"] == ["notes/ideas.txt"] and seen["saved"]["saved"] is True
+    assert seen["after_save"]["dirty"] is False
+    assert seen["notes"]["files"] == ["notes/README.md", "notes/ideas.txt", "notes/meeting-0310.txt"]
+    assert seen["out"]["files"] == ["out/deep/"]
+    assert [(b["path"], b["line"]) for b in seen["breakpoints"]["breakpoints"]] == [("src/cart.js", 14)]
+    assert seen["no_breakpoint"].is_error
+    assert "src/cart.js" in [t["path"] for t in seen["tabs"]]
+    assert seen["closed"]["tabs"] == []
+    assert seen["settings"]["workbench.colorTheme"]["effective"] == seen["themes"]["current"] == "Dark Modern"
+    assert "Monokai" in seen["themes"]["themes"] and seen["themes_after"]["current"] == "Monokai"
+    assert seen["extensions"] == {"extensions": []}
+    assert "notes/ideas.txt" in seen["git_after"]["changed"] and "notes/meeting-0303.txt" in seen["git_after"]["changed"]
+    disk = seen["disk"]
+    assert disk.startswith("changed") and "meeting-0303.txt" not in disk and "deep" in disk
