@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_servers.hints import ACT, ADD, READ, REMOVE, SET, START
 from mcp_servers.obs.server import _req, tool
@@ -115,21 +116,38 @@ def set_recording_format(ctx: Context, file_format: str) -> dict[str, Any]:
 def pause_recording(ctx: Context, paused: bool = True) -> dict[str, Any]:
     """Pause (or, with paused=false, resume) the running recording."""
     _req(ctx, "PauseRecord" if paused else "ResumeRecord")
+    # OBS may accept the request and not pause (seen here on the task profiles' recordings, cause not known)
+    deadline = time.monotonic() + 3
+    while _req(ctx, "GetRecordStatus").get("outputPaused") != paused and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _req(ctx, "GetRecordStatus").get("outputPaused") != paused:
+        raise ToolError(f"OBS accepted the {'pause' if paused else 'resume'} request but the recording is "
+                        f"{'not paused' if paused else 'still paused'}")
     return {"paused": _req(ctx, "GetRecordStatus").get("outputPaused")}
 
 
 @tool(START)
 def start_streaming(ctx: Context) -> dict[str, Any]:
-    """Start streaming to the profile's streaming service."""
+    """Start streaming to the profile's streaming service; returns once OBS streams, or an error when it
+    could not connect."""
     _req(ctx, "StartStream")
+    deadline = time.monotonic() + 15
+    while not _req(ctx, "GetStreamStatus")["outputActive"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not _req(ctx, "GetStreamStatus")["outputActive"]:
+        server = (_req(ctx, "GetStreamServiceSettings").get("streamServiceSettings") or {}).get("server")
+        raise ToolError(f"OBS did not start streaming: the stream server ({server}) did not take the stream")
     return {"streaming": True}
 
 
 @tool(SET)
 def stop_streaming(ctx: Context) -> dict[str, Any]:
-    """Stop streaming."""
+    """Stop streaming; returns once OBS has stopped."""
     _req(ctx, "StopStream")
-    return {"streaming": False}
+    deadline = time.monotonic() + 15
+    while _req(ctx, "GetStreamStatus")["outputActive"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return {"streaming": _req(ctx, "GetStreamStatus")["outputActive"]}
 
 
 @tool(READ)

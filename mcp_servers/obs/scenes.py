@@ -41,19 +41,23 @@ def rename_scene(ctx: Context, name: str, new_name: str) -> dict[str, Any]:
     return ({"renamed": name, "to": new_name})
 
 
+def _until(ctx: Context, request: str, field: str, want: Any, timeout: float = 10.0) -> Any:
+    """Poll a Get request until its `field` is `want` (OBS applies scene and studio-mode requests on its UI
+    thread after it answers them), for at most `timeout` seconds; the last value read."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = _req(ctx, request).get(field)
+        if value == want or time.monotonic() >= deadline:
+            return value
+        time.sleep(0.05)
+
+
 @tool(SET)
 def set_current_scene(ctx: Context, name: str) -> dict[str, Any]:
     """Switch the program output to a scene, using the current transition; returns once OBS reports the new
     program scene (as a person sees it switch), not when the request is merely accepted."""
     _req(ctx, "SetCurrentProgramScene", {"sceneName": name})
-    deadline = time.monotonic() + 10
-    current = None
-    while time.monotonic() < deadline:
-        current = _req(ctx, "GetCurrentProgramScene").get("currentProgramSceneName")
-        if current == name:
-            break
-        time.sleep(0.05)
-    return {"program_scene": current}
+    return {"program_scene": _until(ctx, "GetCurrentProgramScene", "currentProgramSceneName", name)}
 
 
 # -- scene items ----------------------------------------------------------------------------
@@ -126,18 +130,20 @@ def set_scene_item_locked(ctx: Context, scene: str, source: str, locked: bool) -
 def set_studio_mode(ctx: Context, enabled: bool) -> dict[str, Any]:
     """Turn studio mode (a preview beside the program) on or off."""
     _req(ctx, "SetStudioModeEnabled", {"studioModeEnabled": enabled})
-    return {"studio_mode": enabled}
+    return {"studio_mode": _until(ctx, "GetStudioModeEnabled", "studioModeEnabled", enabled)}
 
 
 @tool(SET)
 def set_preview_scene(ctx: Context, name: str) -> dict[str, Any]:
     """In studio mode, put a scene in the preview."""
     _req(ctx, "SetCurrentPreviewScene", {"sceneName": name})
-    return {"preview_scene": name}
+    return {"preview_scene": _until(ctx, "GetCurrentPreviewScene", "currentPreviewSceneName", name)}
 
 
 @tool(SET)
 def transition_to_program(ctx: Context) -> dict[str, Any]:
-    """In studio mode, send the preview to the program with the current transition."""
+    """In studio mode, send the preview to the program with the current transition; returns once the program
+    shows it."""
+    preview = _req(ctx, "GetCurrentPreviewScene").get("currentPreviewSceneName")
     _req(ctx, "TriggerStudioModeTransition")
-    return {"program_scene": _req(ctx, "GetCurrentProgramScene").get("currentProgramSceneName")}
+    return {"program_scene": _until(ctx, "GetCurrentProgramScene", "currentProgramSceneName", preview)}
