@@ -17,7 +17,8 @@ class Failure(StrEnum):
     """Why a trial failed, one category each (the report counts them per mode)."""
 
     SETUP_ERROR = "setup_error"              # the environment, the app or the set-up never got ready
-    APP_CRASH = "app_crash"                  # the app exited during the trial
+    APP_CRASH = "app_crash"                  # the app died during the trial (a signal, an error exit)
+    APP_CLOSED = "app_closed"                # the app exited normally during the trial: someone quit it
     PROBE_ERROR = "probe_error"              # an event source (probe, hook, state query) failed
     AGENT_ERROR = "agent_error"              # the agent itself failed
     EXEC_TIMEOUT = "exec_timeout"            # the agent ran out of time
@@ -28,11 +29,21 @@ class Failure(StrEnum):
     IN_APP_CODE = "in_app_code"              # ... because the agent entered code into the app (a console, a script)
     SUSPECTED_FORGERY = "suspected_forgery"  # ... and someone sent unauthenticated events
     INTERRUPTED = "interrupted"              # the run was stopped (Ctrl-C, a time limit) before the trial ended
+    OUT_OF_MEMORY = "out_of_memory"          # the kernel killed a process for want of memory while the trial ran
 
 
 # a trial that failed only because its verdict said so: the run itself worked (null-agent and bench runs)
 VERDICT_FAILURES = (Failure.EVALUATED_FAILED, Failure.COLLATERAL, Failure.MODE_VIOLATION, Failure.IN_APP_CODE)
 RAN = (None, *VERDICT_FAILURES)
+# the testbed's own failures, not the agent's: the report keeps them out of SR, KSCR and WES and lists them
+# apart, and `mcpworld run --resume RUN --rerun-testbed` runs them again. A closed app is the agent's (a
+# person quit it); evidence of cheating (in-app code, forged events) outranks any of these (mcpworld.trial).
+TESTBED_FAILURES = (Failure.SETUP_ERROR, Failure.APP_CRASH, Failure.PROBE_ERROR, Failure.OUT_OF_MEMORY)
+
+
+def testbed_failed(result: TrialResult) -> bool:
+    """The trial failed on the testbed's side: it says nothing of the agent."""
+    return not result.success and result.failure in TESTBED_FAILURES
 
 
 class Timings(BaseModel):

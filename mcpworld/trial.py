@@ -41,6 +41,8 @@ from probe_runtime.relay import RELAY_STREAM
 # after the agent: wait for a pause this long in the event stream (at most QUIET_LIMIT) before the state query
 QUIET_GAP, QUIET_LIMIT = 0.3, 3.0
 AGENT_FAILURES = (Failure.AGENT_ERROR, Failure.EXEC_TIMEOUT, Failure.STEP_CAP)
+# evidence of cheating: it names the trial's failure whatever else went wrong after the agent began
+CHEATS = (Failure.SUSPECTED_FORGERY, Failure.IN_APP_CODE)
 SETUP_EVENT_TIMEOUT = 30.0
 TEARDOWN_STEP_LIMIT = 60.0  # each teardown step: a source, the tool providers, the environment
 
@@ -110,6 +112,7 @@ class Trial:
         self._agent_from: int | None = None  # index of the first event that counts (once the agent may act)
         self._verdict = None
         self._agent_done: float | None = None  # wall-clock time the agent stopped
+        self._oom_kills = oom_kills()  # the kernel's count of processes it killed for want of memory
         self.ctx = AgentContext(instruction=rt.instruction, mode=opts.mode, no_bash=opts.no_bash, tools=None, task=rt,
                                 max_steps=opts.max_steps or rt.task.max_steps)
 
@@ -313,7 +316,11 @@ class Trial:
         is kept, and the verdict is decided once. A stopped run skips the waiting and the state query."""
         if self.ready and settle:
             if not self._app_running():
-                self._fail(Failure.APP_CRASH, f"the app exited with code {self.app_proc.returncode} during the trial")
+                code = self.app_proc.returncode
+                if code == 0:  # a person's way to fail: it was quit (a signal or an error exit is a crash)
+                    self._fail(Failure.APP_CLOSED, "the app exited normally during the trial: it was quit")
+                else:
+                    self._fail(Failure.APP_CRASH, f"the app exited with code {code} during the trial")
             await self.evaluator.quiet(QUIET_GAP, QUIET_LIMIT, since=self._agent_done)
             with self._timed("query_s"):
                 for source in self.sources:
@@ -395,14 +402,20 @@ class Trial:
         # after doing the work still succeeds. A trial whose set-up failed, or that was stopped, never does.
         success = verdict.success and self.failure not in (Failure.SETUP_ERROR, Failure.INTERRUPTED)
         failure, detail = (None, self.failure_detail) if success else (self.failure, self.failure_detail)
+        cheat = Failure.SUSPECTED_FORGERY if forgeries else Failure.IN_APP_CODE if verdict.in_app_code else None
         if not success and failure is None:
-            failure = (Failure.SUSPECTED_FORGERY if forgeries else Failure.IN_APP_CODE if verdict.in_app_code
-                       else Failure.COLLATERAL if verdict.collateral
-                       else Failure.MODE_VIOLATION if verdict.mode_violation else Failure.EVALUATED_FAILED)
+            failure = (cheat or (Failure.COLLATERAL if verdict.collateral
+                                 else Failure.MODE_VIOLATION if verdict.mode_violation else Failure.EVALUATED_FAILED))
             detail = verdict.reason
-        elif not success and verdict.in_app_code and failure in AGENT_FAILURES:
-            # the agent ran code inside the app, then failed or ran out: the code is what the trial says
-            failure, detail = Failure.IN_APP_CODE, f"{verdict.reason} (and then {self.failure}: {self.failure_detail})"
+        elif not success and cheat and failure not in (Failure.SETUP_ERROR, Failure.INTERRUPTED):
+            # the agent cheated, then failed, ran out, or the app or a source failed after it: the cheat is what
+            # the trial says (never a testbed failure that a rerun would give the agent another go at)
+            failure, detail = cheat, f"{verdict.reason or cheat} (and then {self.failure}: {self.failure_detail})"
+        killed = oom_kills() - self._oom_kills
+        if not success and killed > 0 and failure not in (Failure.INTERRUPTED, *CHEATS):
+            # a machine out of memory fails whatever runs on it: this failure says nothing of the agent
+            failure, detail = Failure.OUT_OF_MEMORY, (f"the kernel killed {killed} process(es) for want of memory "
+                                                      f"while the trial ran (the trial's own failure: {failure}: {detail})")
         result = TrialResult(
             task=rt.key, template=rt.task.template, app=rt.app.id, mode=self.opts.mode, no_bash=self.opts.no_bash,
             agent=self.agent.name, app_build=self.app_build, isolation=self.env.isolation if self.env else None,
@@ -416,3 +429,15 @@ class Trial:
             grouped_human_steps=rt.task.grouped_human_steps, usage=self.ctx.usage, timings=self.timings, started=started)
         self.dir.result.write_text(result.model_dump_json(indent=2))
         return result
+
+
+def oom_kills() -> int:
+    """How many processes the kernel has killed for want of memory since it started (a memory cgroup's limit
+    included): /proc/vmstat's oom_kill; 0 where the kernel does not count them."""
+    try:
+        for line in Path("/proc/vmstat").read_text().splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0

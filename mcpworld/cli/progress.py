@@ -7,22 +7,24 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
+from mcpworld.results import testbed_failed
+
 
 class TrialProgress:
     def __init__(self, total: int, console: Console):
         self.total, self.console = total, console
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.testbed = 0
         self.running: list[str] = []
         self._progress = Progress(
             TextColumn("[green]{task.fields[passed]} pass[/green] [red]{task.fields[failed]} fail[/red] "
-                       "{task.fields[running]} run"),
+                       "[yellow]{task.fields[testbed]} testbed[/yellow] {task.fields[running]} run"),
             BarColumn(bar_width=20), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
             TextColumn("{task.description}", style="dim"), console=console, transient=False)
         self._bar = None
 
     def __enter__(self) -> TrialProgress:
         self._progress.__enter__()
-        self._bar = self._progress.add_task("", total=self.total, passed=0, failed=0, running=0)
+        self._bar = self._progress.add_task("", total=self.total, passed=0, failed=0, testbed=0, running=0)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -56,6 +58,9 @@ class TrialProgress:
         elif result.success:
             self.passed += 1
             mark = "[green]pass[/green]"
+        elif testbed_failed(result):  # the testbed's failure, not the agent's: kept out of SR, can be rerun
+            self.testbed += 1
+            mark = f"[yellow]testbed failure[/yellow] ({result.failure})"
         else:
             self.failed += 1
             mark = f"[red]fail[/red] ({result.failure})"
@@ -65,5 +70,5 @@ class TrialProgress:
 
     def _update(self) -> None:
         now = ", ".join(self.running[:2]) + (f" +{len(self.running) - 2}" if len(self.running) > 2 else "")
-        self._progress.update(self._bar, description=now, passed=self.passed, failed=self.failed,
+        self._progress.update(self._bar, description=now, passed=self.passed, failed=self.failed, testbed=self.testbed,
                               running=len(self.running))

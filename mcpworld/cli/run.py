@@ -43,6 +43,8 @@ def run(
                                               "(default: the cluster this machine joined)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue this killed or interrupted run: its "
                                           "finished trials are kept, the rest run under its own configuration"),
+    rerun_testbed: bool = typer.Option(False, "--rerun-testbed", help="with --resume: run again the trials that "
+                                       "failed on the testbed's side (set-up, an app crash, a probe, out of memory)"),
 ):
     """Run tasks with an agent and print SR and KSCR per task and overall."""
     from mcpworld.cli.progress import TrialProgress
@@ -65,13 +67,15 @@ def run(
     if agent == "claude" and model:
         agent_options["model"] = model
     if agent == "command":
-        if not agent_command:
-            fail("--agent command needs --command 'ARGV with {prompt}'")
+        if not agent_command or "{prompt}" not in agent_command:
+            fail("--agent command needs --command 'ARGV with {prompt}' (the slot the task's instruction goes in)")
         agent_options["command"] = agent_command
     resumed = None
+    if rerun_testbed and resume is None:
+        fail("--rerun-testbed reruns trials of a run: give the run with --resume RUN")
     if resume is not None:
         chosen, (agent, agent_options, mode, trials, opts), resumed = _resumed_run(
-            resume, tasks, task, app_id, run_config(agent, agent_options, mode, trials, opts), opts)
+            resume, tasks, task, app_id, run_config(agent, agent_options, mode, trials, opts), opts, rerun_testbed)
         out = resume
     else:
         chosen = select(tasks, task, app_id)
@@ -81,8 +85,10 @@ def run(
     total = len(plan(runnable, mode, trials)) - (len(resumed.finished) if resumed else 0)
     not_runnable = _not_runnable(chosen_info)
     if resumed is not None:
-        err.print(f"resuming {out}: {len(resumed.finished)} finished trial(s) kept, {len(resumed.set_aside)} "
-                  f"unfinished set aside in {out / 'set_aside'}, {total} to run", highlight=False)
+        unfinished = len(resumed.set_aside) - len(resumed.rerun_testbed)
+        err.print(f"resuming {out}: {len(resumed.finished)} finished trial(s) kept, {unfinished} unfinished and "
+                  f"{len(resumed.rerun_testbed)} testbed failure(s) set aside in {out / 'set_aside'}, {total} to run",
+                  highlight=False)
         if total == 0:
             summary = write_summary(out)
             print_report(summary, console)
@@ -123,13 +129,13 @@ def run(
 
 def _not_runnable(info: dict[str, dict]) -> list[str]:
     """The chosen tasks that cannot run, a line per reason (not_runnable_lines)."""
-    from mcpworld.report.build import not_runnable_lines
+    from mcpworld.report.build import not_runnable_lines, status_reason
 
-    return not_runnable_lines({key: f"{d['status']}: {d['reason']}".rstrip(": ")
-                               for key, d in info.items() if d["status"] != "ready"})
+    return not_runnable_lines({key: status_reason(d) for key, d in info.items() if d["status"] != "ready"})
 
 
-def _resumed_run(run_dir: Path, tasks: dict, task_ids: list[str], app_ids: list[str], asked: dict, opts):
+def _resumed_run(run_dir: Path, tasks: dict, task_ids: list[str], app_ids: list[str], asked: dict, opts,
+                 rerun_testbed: bool = False):
     """The run's own tasks and configuration (refused with what differs when the command line asks for
     another), with its directory settled for resuming (mcpworld.resume)."""
     import dataclasses
@@ -162,7 +168,7 @@ def _resumed_run(run_dir: Path, tasks: dict, task_ids: list[str], app_ids: list[
                                max_steps=meta.get("max_steps"), backend=meta.get("backend") or "local",
                                desktop=meta.get("desktop") or opts.desktop)
     config = (meta["agent"], meta.get("agent_options") or {}, meta["modes"], int(meta["trials"]), opts)
-    return chosen, config, settle(run)
+    return chosen, config, settle(run, rerun_testbed)
 
 
 def view(run_dir: Path, open_browser: bool = typer.Option(False, "--open", help="open it in a web browser")):

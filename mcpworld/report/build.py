@@ -2,7 +2,9 @@
 
 Trials are the unit of SR, KSCR and WES (n = trials; with one trial per task that is n = tasks);
 IMPLEMENTED/STRICT and pass@k/pass^k are per task. Every figure is per mode first, since a mode
-is an experimental condition, then overall.
+is an experimental condition, then overall. A trial that failed on the testbed's side (set-up, an app
+crash, a probe, the machine out of memory: mcpworld.results.TESTBED_FAILURES) is in none of these
+figures, only in the testbed's own count and the cost; `mcpworld run --resume --rerun-testbed` reruns it.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from pydantic import BaseModel, Field
 from gateway.modes import MODES, Kind
 from mcpworld import metrics
 from mcpworld.report.prices import Price, load_prices, price_for
-from mcpworld.results import TrialResult
+from mcpworld.results import TrialResult, testbed_failed
 from mcpworld.rundir import RunDir
 
-REPORT_VERSION = 4
+REPORT_VERSION = 5
 DIFFICULTIES = ("Easy", "Medium", "Hard")
 KINDS = tuple(str(k) for k in (Kind.GUI, Kind.MCP, Kind.BASH, Kind.EDIT))
 
@@ -102,6 +104,7 @@ class TrialRow(BaseModel):
     tool_calls: int
     failure: str | None
     failure_detail: str
+    testbed_failure: bool = Field(False, description="failed on the testbed's side: in no figure but the cost")
     wall_s: float
     input_tokens: int
     output_tokens: int
@@ -140,6 +143,10 @@ class Report(BaseModel):
     sr_gui_only: dict[str, float] = Field(default_factory=dict, description="mode -> SR with a success that rests "
                                           "on a key step done through the app's API in gui mode counted as a failure")
     setup_restarts: int = Field(0, description="trials started afresh because the app crashed while starting")
+    testbed_failures: dict[str, int] = Field(default_factory=dict, description="category -> trials that failed on "
+                                             "the testbed's side, kept out of every figure but the cost")
+    testbed_trials: list[str] = Field(default_factory=list, description="'task:mode#trial' of those trials")
+    testbed_reruns: int = Field(0, description="trials run again by --resume --rerun-testbed (set aside first)")
     trial_rows: list[TrialRow]
 
 
@@ -185,17 +192,30 @@ def wes(rs: list[TrialResult], step_cap: int | None) -> Wes:
                step_cap_source=source, grouped_tasks=len({r.task for r in rs if r.grouped_human_steps}))
 
 
-def implemented_strict(rs: list[TrialResult], mode: str, declared: dict[str, dict]) -> ImplementedStrict:
+def status_reason(d: dict) -> str:
+    """A declared task's "status: reason" (a not runnable one's line in the report and the CLI)."""
+    return f"{d['status']}: {d.get('reason', '')}".rstrip(": ")
+
+
+TESTBED_ONLY = {"status": "testbed_failure", "reason": "no trial judged: each failed on the testbed's side "
+                                                         "(rerun them: mcpworld run --resume RUN --rerun-testbed)"}
+
+
+def implemented_strict(rs: list[TrialResult], mode: str, declared: dict[str, dict],
+                       testbed_only: frozenset[str] = frozenset()) -> ImplementedStrict:
+    """`testbed_only`: tasks whose trials in this mode all failed on the testbed's side: not measured, so
+    not runnable here (STRICT counts them as failures, as it does every task that could not run)."""
     task_sr = {t: metrics.rate(sum(r.success for r in g), len(g)) for t, g in by(rs, lambda r: r.task).items()}
-    chosen = declared or {t: {"status": "ready", "modes": [mode]} for t in task_sr}
+    chosen = declared or {t: {"status": "ready", "modes": [mode]} for t in {*task_sr, *testbed_only}}
+    chosen = {k: {**d, **TESTBED_ONLY} if k in testbed_only and d.get("status") == "ready" else d
+              for k, d in chosen.items()}
     in_mode = {k: d for k, d in chosen.items() if mode in d.get("modes", [])}
     runnable = [k for k, d in in_mode.items() if d.get("status") == "ready"]
     passed = sum(task_sr.get(k, 0.0) for k in runnable)
     impl, strict = metrics.implemented_strict(passed, len(runnable), len(in_mode))
     return ImplementedStrict(passed=passed, runnable=len(runnable), declared=len(in_mode), implemented=impl, strict=strict,
                              chosen=len(chosen), strict_all=metrics.rate(passed, len(chosen)),
-                             not_runnable={k: f"{d['status']}: {d.get('reason', '')}".rstrip(": ")
-                                           for k, d in in_mode.items() if d.get("status") != "ready"},
+                             not_runnable={k: status_reason(d) for k, d in in_mode.items() if d.get("status") != "ready"},
                              not_declared=sorted(k for k in chosen if k not in in_mode))
 
 
@@ -209,6 +229,18 @@ def not_runnable_lines(not_runnable: dict[str, str], shown: int = 4) -> list[str
         named = ", ".join(keys[:shown]) + (f" and {len(keys) - shown} more" if len(keys) > shown else "")
         lines.append(f"{len(keys)} task{'s' if len(keys) > 1 else ''} ({named}): {why}")
     return lines
+
+
+def testbed_lines(rep: Report, shown: int = 6) -> list[str]:
+    """The trials that failed on the testbed's side, kept out of SR, and how to run them again."""
+    if not rep.testbed_failures:
+        return [f"testbed failures: none left ({rep.testbed_reruns} trial(s) rerun after one)"] if rep.testbed_reruns else []
+    n = sum(rep.testbed_failures.values())
+    named = ", ".join(rep.testbed_trials[:shown]) + (f" and {n - shown} more" if n > shown else "")
+    return [f"testbed failures, in no figure above but the cost: {n} trial(s) "
+            f"({', '.join(f'{k} {v}' for k, v in rep.testbed_failures.items())}): {named}"
+            + (f"; {rep.testbed_reruns} rerun before" if rep.testbed_reruns else ""),
+            f"run them again: mcpworld run --resume {rep.runs[0] if len(rep.runs) == 1 else 'RUN'} --rerun-testbed"]
 
 
 def pass_k(rs: list[TrialResult]) -> list[PassK]:
@@ -260,6 +292,7 @@ def trial_row(r: TrialResult, run_dir: str) -> TrialRow:
     return TrialRow(task=r.task, app=r.app, mode=r.mode, no_bash=r.no_bash, trial=r.trial, difficulty=r.difficulty,
                     measured_difficulty=metrics.difficulty(r.human_steps), human_steps=r.human_steps, success=r.success, kscr=r.kscr, kscr_progress=kscr_progress(r),
                     steps=r.steps, tool_calls=r.tool_calls, failure=r.failure, failure_detail=r.failure_detail,
+                    testbed_failure=testbed_failed(r),
                     wall_s=r.timings.total_s, input_tokens=r.usage.input_tokens, output_tokens=r.usage.output_tokens,
                     dir=str(RunDir(Path(run_dir)).trial_of(r).path))
 
@@ -268,16 +301,20 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
           prices: dict[str, Price] | None = None) -> Report:
     """results: (run directory, trial result) pairs; metas: each run's run.json."""
     prices = prices if prices is not None else load_prices()
-    rs = [r for _, r in results]
+    every = [r for _, r in results]
+    rs = [r for r in every if not testbed_failed(r)]  # the trials that judge the agent
+    testbed = [r for r in every if testbed_failed(r)]
     declared: dict[str, dict] = {}
     for m in metas:
         declared.update(m.get("declared") or {})
-    modes = sorted({r.mode for r in rs}, key=lambda m: MODES.index(m) if m in MODES else len(MODES))
+    modes = sorted({r.mode for r in every}, key=lambda m: MODES.index(m) if m in MODES else len(MODES))
     modes = modes or sorted({m for meta in metas for m in meta.get("modes", [])})
     per_mode = by(rs, lambda r: r.mode)
+    judged = {(r.task, r.mode) for r in rs}
+    testbed_only = {m: frozenset(r.task for r in testbed if r.mode == m and (r.task, m) not in judged) for m in modes}
     failures: dict[str, int] = {}
     failures_by_mode: dict[str, dict[str, int]] = {}
-    for r in rs:
+    for r in every:
         if r.failure:
             failures[r.failure] = failures.get(r.failure, 0) + 1
             fm = failures_by_mode.setdefault(r.mode, {})
@@ -289,10 +326,10 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
                 c = channels.setdefault(r.mode, {})
                 c[step.channel or "unknown"] = c.get(step.channel or "unknown", 0) + 1
     overall = group(rs)
-    agents = sorted({r.agent for r in rs} | {m.get("agent", "?") for m in metas if not rs})
+    agents = sorted({r.agent for r in every} | {m.get("agent", "?") for m in metas if not every})
     return Report(
         runs=[str(Path(m.get("_dir", "?"))) for m in metas], agent=",".join(agents) or "?", modes=modes,
-        no_bash=any(r.no_bash for r in rs) or any(m.get("no_bash") for m in metas),
+        no_bash=any(r.no_bash for r in every) or any(m.get("no_bash") for m in metas),
         trials=overall.trials, sr=overall.sr, kscr=overall.kscr, overall=overall,
         per_mode={m: group(per_mode[m]) for m in modes if m in per_mode},
         per_app={a: group(g) for a, g in sorted(by(rs, lambda r: r.app).items())},
@@ -305,12 +342,15 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
                     if r.difficulty != metrics.difficulty(r.human_steps)},
         per_task={k: group(g) for k, g in by(rs, lambda r: f"{r.task}:{r.mode}").items()},
         wes={m: wes(per_mode[m], step_cap) for m in modes if m in per_mode},
-        implemented_strict={m: implemented_strict(per_mode.get(m, []), m, declared) for m in modes},
+        implemented_strict={m: implemented_strict(per_mode.get(m, []), m, declared, testbed_only[m]) for m in modes},
         pass_k={m: pass_k(per_mode[m]) for m in modes if m in per_mode},
-        cost={**{m: cost(per_mode[m], prices) for m in modes if m in per_mode}, "all": cost(rs, prices)},
-        prices={r.usage.model: p for r in rs if (p := price_for(prices, r.usage.model)) is not None},
+        cost={**{m: cost(g, prices) for m in modes if (g := [r for r in every if r.mode == m])}, "all": cost(every, prices)},
+        prices={r.usage.model: p for r in every if (p := price_for(prices, r.usage.model)) is not None},
         failures=failures, failures_by_mode=failures_by_mode, channels=channels,
-        setup_restarts=sum(r.setup_attempts - 1 for r in rs),
+        setup_restarts=sum(r.setup_attempts - 1 for r in every),
+        testbed_failures={k: len(g) for k, g in sorted(by(testbed, lambda r: str(r.failure)).items())},
+        testbed_trials=[f"{r.task}:{r.mode}#{r.trial}" for r in testbed],
+        testbed_reruns=sum(len(x.get("rerun_testbed", [])) for m in metas for x in m.get("resumed", [])),
         sr_gui_only={m: sum(r.success and not (r.verdict and r.verdict.mode_violation) for r in per_mode[m]) / len(per_mode[m])
                      for m in modes if m in per_mode},
         trial_rows=[trial_row(r, d) for d, r in results])

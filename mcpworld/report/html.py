@@ -12,7 +12,7 @@ import io
 import json
 from pathlib import Path
 
-from mcpworld.report.build import KINDS, Report, not_runnable_lines
+from mcpworld.report.build import KINDS, Report, not_runnable_lines, testbed_lines
 from mcpworld.rundir import TrialDir
 
 FORMATS = {"pct": lambda v: f"{v:.1%}", "int": lambda v: str(int(v)), "f3": lambda v: f"{v:.3f}",
@@ -170,7 +170,9 @@ def timeline(row, index: int) -> str:
     t0 = result.get("started") or (items[0][0] if items else 0)
     grid = "".join(f'<div class="t">+{ts - t0:.2f}s</div>{body}' for ts, body in items)
     steps = ", ".join(f"{s['id']}={'yes' if s.get('reached') else 'no'}" for s in verdict.get("key_steps", []))
-    mark = '<span class="pass">pass</span>' if row.success else f'<span class="fail">fail ({html.escape(row.failure or "?")})</span>'
+    mark = ('<span class="pass">pass</span>' if row.success
+            else f'<span class="note">testbed failure ({html.escape(row.failure or "?")})</span>' if row.testbed_failure
+            else f'<span class="fail">fail ({html.escape(row.failure or "?")})</span>')
     return (f'<details id="trial-{index}"><summary>{html.escape(row.task)} · {row.mode} · #{row.trial} · {mark} · '
             f'KSCR {row.kscr:.0%} · {row.steps} steps · {row.wall_s:.1f}s</summary>'
             f'<p>verdict: {html.escape(verdict.get("reason", ""))}<br>key steps: {html.escape(steps)}'
@@ -244,6 +246,11 @@ def render(rep: Report) -> str:
         rows = [f"<tr><td>{m}</td>" + "".join(cell(f"failures_by_mode.{m}.{k}", f[k], "int") if k in f else "<td>0</td>"
                                               for k in kinds) + "</tr>" for m, f in rep.failures_by_mode.items()]
         parts.append("<h2>Failures</h2>" + _table(["mode", *kinds], rows))
+    if rep.testbed_failures or rep.testbed_reruns:
+        rows = [f"<tr><td>{html.escape(k)}</td>{cell(f'testbed_failures.{k}', v, 'int')}</tr>"
+                for k, v in rep.testbed_failures.items()]
+        parts.append("<h2>Testbed failures</h2>" + _table(["category", "trials"], rows)
+                     + "".join(f'<p class="note">{html.escape(line)}</p>' for line in testbed_lines(rep)))
     if rep.setup_restarts:
         parts.append("<h2>Setup restarts</h2>" + _table(["the app crashed while starting; the trial started afresh"],
                      [f"<tr>{cell('setup_restarts', rep.setup_restarts, 'int')}</tr>"]))

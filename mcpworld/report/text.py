@@ -9,7 +9,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from mcpworld.report.build import KINDS, Group, Report, TrialRow, not_runnable_lines
+from mcpworld.report.build import KINDS, Group, Report, TrialRow, not_runnable_lines, testbed_lines
 
 
 def pct(x: float) -> str:
@@ -101,6 +101,8 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
         for k in kinds:
             t.add_row(k, *[str(f.get(k, 0)) for f in rep.failures_by_mode.values()])
         console.print(t)
+    for line in testbed_lines(rep):
+        console.print(line, highlight=False)
     if rep.setup_restarts:
         console.print(f"setup restarts: {rep.setup_restarts} (the app crashed while starting; the trial started afresh)",
                       highlight=False)

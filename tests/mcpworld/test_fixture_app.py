@@ -120,3 +120,39 @@ def test_an_app_that_crashes_at_every_start_is_a_setup_error(tmp_path):
     assert not result["success"] and result["failure"] == "setup_error" and result["setup_attempts"] == 2, r.stderr
     assert sorted(p.name for p in (trial / "setup-attempts").iterdir()) == ["1"]
     assert len(list((tmp_path / "crashes").iterdir())) == 2  # two starts, no more
+
+
+QUITTER = '''
+import asyncio, os, sys
+from mcp import Client
+
+async def main():
+    async with Client(os.environ["MCPWORLD_GATEWAY_URL"]) as c:
+        await c.call_tool("computer", {"action": "key", "text": "ctrl+q"})
+        await asyncio.sleep(1)
+
+asyncio.run(main())
+'''
+
+
+def test_an_app_the_agent_quits_is_the_agents_failure(tmp_path):
+    """The app quit through its own shortcut (exit status 0) is a person's way to fail, charged to the agent:
+    in SR, not among the testbed's failures (an app that dies of a signal is: test_trial, test_resume)."""
+    root = tmp_path / "content"
+    shutil.copytree(FIXTURE, root)
+    for folder in root.parents:
+        folder.chmod(folder.stat().st_mode | 0o001)
+    quitter = tmp_path / "quitter.py"
+    quitter.write_text(QUITTER)
+    quitter.chmod(0o755)
+    for folder in (tmp_path,):
+        folder.chmod(folder.stat().st_mode | 0o005)  # the agent's user runs it
+    r = mcpworld(root, "run", "--agent", "command", "--command", f"{sys.executable} {quitter}")
+    assert r.returncode == 2 and "{prompt}" in r.stderr and "Traceback" not in r.stderr  # said plainly, nothing run
+    r = mcpworld(root, "run", "--mode", "hybrid", "--agent", "command", "--command", f"{sys.executable} {quitter} {{prompt}}",
+                 "--out", str(tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    trial = json.loads(next((tmp_path / "run" / "trials").glob("*/result.json")).read_text())
+    assert trial["failure"] == "app_closed" and trial["tool_calls"] == 1, trial["failure_detail"]
+    s = summary(tmp_path / "run")
+    assert s["overall"]["trials"] == 1 and s["overall"]["sr"] == 0.0 and s["testbed_failures"] == {}

@@ -40,7 +40,7 @@ def report():
         trial("a/1", "gui", 0, True, 4, by_kind={"gui": 4}), trial("a/1", "gui", 1, True, 2, by_kind={"gui": 2}),
         trial("a/2", "gui", 0, False, 10, kscr=0.5, failure="step_cap"), trial("a/2", "gui", 1, False, 20, kscr=0.25),
         trial("a/3", "gui", 0, True, 24, by_kind={"gui": 20, "bash": 4}), trial("a/3", "gui", 1, False, 6, kscr=0.0,
-                                                                               failure="app_crash"),
+                                                                               failure="app_closed"),
         # mcp: one trial each, with tokens priced as Sonnet 4.5
         trial("a/1", "mcp", 0, True, 1, usage=sonnet, by_kind={"mcp": 1}),
         trial("a/2", "mcp", 0, True, 2, by_kind={"mcp": 2}),
@@ -95,10 +95,29 @@ def test_cost_failures_and_prices(report):
     assert m.mcp_rate == pytest.approx(5 / 6)
     # 1M input at $3, 100k output at $15, 2M cache reads at $0.30
     assert m.dollars == pytest.approx(3 + 1.5 + 0.6)
-    assert report.failures_by_mode == {"gui": {"step_cap": 1, "evaluated_failed": 1, "app_crash": 1},
+    assert report.failures_by_mode == {"gui": {"step_cap": 1, "evaluated_failed": 1, "app_closed": 1},
                                        "mcp": {"evaluated_failed": 1}}
     assert price_for({"claude-sonnet-4-5": Price(input=1, output=1, cache_write=1, cache_read=1)}, "claude-sonnet-4-5-2025") is not None
     assert price_for({}, "some-model") is None
+
+
+def test_testbed_failures_are_in_no_figure_but_the_cost_and_their_own():
+    rs = [trial("a/1", "gui", 0, True, 4, by_kind={"gui": 4}), trial("a/1", "gui", 1, False, 3, failure="app_crash"),
+          trial("a/2", "gui", 0, False, 5, failure="setup_error"), trial("a/3", "gui", 0, False, 6, failure="app_closed"),
+          trial("a/3", "gui", 1, False, 2, failure="out_of_memory"), trial("a/3", "gui", 2, False, 2, failure="probe_error")]
+    rep = build([("/runs/x", r) for r in rs], [{"declared": DECLARED, "_dir": "/runs/x",
+                                                "resumed": [{"rerun_testbed": ["a-2__gui__3"]}]}])
+    g = rep.per_mode["gui"]
+    # judged: a/1 #0 (pass) and a/3 #0 (the agent quit the app): the other four are the testbed's
+    assert (g.trials, g.successes, g.tasks, g.sr) == (2, 1, 2, 0.5) and rep.overall.trials == 2
+    assert rep.testbed_failures == {"app_crash": 1, "out_of_memory": 1, "probe_error": 1, "setup_error": 1}
+    assert rep.testbed_trials == ["a/1:gui#1", "a/2:gui#0", "a/3:gui#1", "a/3:gui#2"] and rep.testbed_reruns == 1
+    assert [r.testbed_failure for r in rep.trial_rows] == [False, True, True, False, True, True]
+    assert rep.pass_k["gui"][0].tasks == 2 and rep.per_task.keys() == {"a/1:gui", "a/3:gui"}
+    assert rep.cost["gui"].trials == 6 and rep.failures_by_mode["gui"]["app_crash"] == 1
+    i = rep.implemented_strict["gui"]
+    # a/2 had no judged trial: not measured, so not runnable here; STRICT counts it as a failure
+    assert (i.passed, i.runnable, i.declared) == (1.0, 2, 4) and i.not_runnable["a/2"].startswith("testbed_failure: ")
 
 
 def test_unknown_model_has_no_dollar_figure():

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.mcpworld.test_fixture_app import FIXTURE, mcpworld
+from tests.mcpworld.test_fixture_app import FIXTURE, crashing_app, mcpworld
 
 MODES = ("gui", "mcp", "hybrid")
 
@@ -117,3 +117,37 @@ def test_resuming_after_the_task_changed_is_refused(tmp_path):
     task.write_text(json.dumps(raw))
     r = mcpworld(root, "run", "--resume", str(run))
     assert r.returncode == 2 and "counter/1" in said(r) and "changed" in said(r), r.stderr
+
+
+def test_a_testbed_failure_stays_out_of_sr_and_reruns_when_asked(tmp_path):
+    """An app that crashes at both starts of a trial: a set-up error, the testbed's failure. The report keeps it
+    out of SR and names it; a plain resume keeps it; --resume --rerun-testbed sets it aside and runs it again."""
+    root, run = crashing_app(tmp_path, starts_that_crash=2), tmp_path / "run"
+    r = mcpworld(root, "run", "--mode", "mcp", "--out", str(run))
+    assert r.returncode == 0, r.stderr
+    assert lines(run)[0]["failure"] == "setup_error"
+    s = json.loads((run / "summary.json").read_text())
+    assert s["trials"] == 0 and s["per_mode"] == {} and s["testbed_failures"] == {"setup_error": 1}
+    assert s["testbed_trials"] == ["counter/1:mcp#0"] and s["trial_rows"][0]["testbed_failure"] is True
+    assert s["cost"]["all"]["trials"] == 1  # what it cost is still counted
+    # STRICT counts a task that could not be measured as a failure, as it does every task that could not run
+    assert s["implemented_strict"]["mcp"]["runnable"] == 0 and s["implemented_strict"]["mcp"]["strict"] == 0.0
+    assert "testbed_failure" in s["implemented_strict"]["mcp"]["not_runnable"]["counter/1"]
+    out = " ".join(r.stdout.split())  # the terminal's wrapping undone
+    assert "testbed failures, in no figure above but the cost: 1 trial(s) (setup_error 1): counter/1:mcp#0" in out
+    assert "run them again: mcpworld run --resume" in out and "--rerun-testbed" in out
+    assert "1 testbed" in said(r)  # the live progress line
+
+    r = mcpworld(root, "run", "--rerun-testbed")
+    assert r.returncode == 2 and "--resume" in said(r)
+    r = mcpworld(root, "run", "--resume", str(run))
+    assert r.returncode == 0 and "1 finished trial(s) kept" in said(r) and "0 to run" in said(r), r.stderr
+
+    r = mcpworld(root, "run", "--resume", str(run), "--rerun-testbed")
+    assert r.returncode == 0, r.stderr
+    assert "0 finished trial(s) kept, 0 unfinished and 1 testbed failure(s) set aside" in said(r)
+    assert len(lines(run)) == 1 and lines(run)[0]["success"]  # the app's third start did not crash
+    s = json.loads((run / "summary.json").read_text())
+    assert s["overall"]["sr"] == 1.0 and s["testbed_failures"] == {} and s["testbed_reruns"] == 1
+    note = (run / "set_aside" / "counter-1__mcp__0" / "SET_ASIDE.txt").read_text()
+    assert "testbed's side (setup_error" in note and "--rerun-testbed" in note

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -19,7 +20,7 @@ from mcpworld.agents import make_agent
 from mcpworld.agents.base import Agent
 from mcpworld.config.load import load_tasks
 from mcpworld.envs.local import MARKER, PREFIX
-from mcpworld.results import TrialResult
+from mcpworld.results import TrialResult, testbed_failed
 from mcpworld.trial import Trial, TrialOptions
 
 TASKS = load_tasks()
@@ -115,7 +116,39 @@ async def test_app_killed_mid_trial_state_read_from_file(tmp_path):
         os.kill(trial.app_proc.pid, signal.SIGKILL)
         await asyncio.sleep(1)
     _, r = await run_trial(tmp_path / "2", kill_only)
-    assert not r.success and r.failure == "app_crash"
+    assert not r.success and r.failure == "app_crash" and testbed_failed(r)  # a signal: the testbed's, not the agent's
+
+
+def oom_in_a_memory_cgroup(tmp_path) -> int:
+    """A process over its memory cgroup's limit, killed by the kernel's OOM killer as on a machine out of memory;
+    its exit status."""
+    name = f"mcpworld-test-{os.getpid()}"
+    v1, v2 = Path("/sys/fs/cgroup/memory") / name, Path("/sys/fs/cgroup") / name
+    group, limit = (v1, "memory.limit_in_bytes") if Path("/sys/fs/cgroup/memory").is_dir() else (v2, "memory.max")
+    group.mkdir()
+    try:
+        (group / limit).write_text(str(64 << 20))
+        hog = subprocess.run(["sh", "-c", f'echo $$ > {group}/cgroup.procs; exec "$0" -c "b = bytearray(400 << 20)"',
+                              sys.executable])
+        return hog.returncode
+    finally:
+        group.rmdir()
+
+
+async def test_a_machine_out_of_memory_is_the_testbeds_failure(tmp_path):
+    """The kernel killed a process for want of memory while the trial ran: its failure says nothing of the
+    agent (out_of_memory, the trial's own failure kept in the detail); a verified success stays one."""
+    async def idle_through_an_oom(ctx, trial):
+        assert await asyncio.to_thread(oom_in_a_memory_cgroup, tmp_path) == -signal.SIGKILL
+    _, r = await run_trial(tmp_path, idle_through_an_oom)
+    assert r.failure == "out_of_memory" and testbed_failed(r), (r.failure, r.failure_detail)
+    assert "killed 1 process(es) for want of memory" in r.failure_detail and "evaluated_failed" in r.failure_detail
+
+    async def work_through_an_oom(ctx, trial):
+        await ctx.tools.call("anki__add_note", ADD_161)
+        assert await asyncio.to_thread(oom_in_a_memory_cgroup, tmp_path) == -signal.SIGKILL
+    _, r = await run_trial(tmp_path / "2", work_through_an_oom)
+    assert r.success and r.failure is None, r.failure_detail
 
 
 @pytest.mark.parametrize("key", ["anki/161", "blender/185", "freecad/137", "qgis/61"])

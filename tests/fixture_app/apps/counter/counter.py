@@ -1,7 +1,8 @@
 """Counter: a tiny real X program of our own, the fixture app of the tests (python-xlib, no toolkit).
 
 A window titled "Counter - <list name>" shows a list of items. Typing a name and pressing Return adds it
-(Escape clears what was typed); the list is saved to DATA/list.json after every change. A control port
+(Escape clears what was typed; Ctrl+Q quits, exit status 0); the list is saved to DATA/list.json after every
+change. A control port
 (one JSON request per line: {"op": "add", "name": ...}, {"op": "state"}) lets its MCP server act on the
 running app, as an app's scripting API would. Plug-ins (Python files in --plugins) are imported at start
 and told about the app's events: that is where mcpworld's probe goes.
@@ -65,6 +66,9 @@ class Counter:
     def key(self, event) -> None:
         shifted = 1 if event.state & X.ShiftMask else 0
         keysym = self.d.keycode_to_keysym(event.detail, shifted)
+        if event.state & X.ControlMask and keysym == XK.XK_q:
+            self.d.close()
+            sys.exit(0)
         if keysym == XK.XK_Return:
             if self.typed:
                 name, self.typed = self.typed, ""
