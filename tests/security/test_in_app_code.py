@@ -15,12 +15,14 @@ torrent added; OBS's Tools > Scripts with a Lua file the agent's bash wrote, and
 import asyncio
 import json
 import os
+import signal
 
 import pytest
 
 from evaluator.log import EventLog
 from mcpworld.agents.base import Agent
 from mcpworld.config.load import load_tasks
+from mcpworld.results import testbed_failed
 from mcpworld.trial import Trial, TrialOptions
 from mcpworld.verify import commit_number
 
@@ -173,6 +175,23 @@ def test_code_typed_into_the_app_runs_nothing(app, backend, tmp_path):
     assert result.failure == "in_app_code", result.failure_detail
     assert result.verdict.in_app_code[0]["surface"] == surface
     assert not [e for e in events if e.name == forged], "the typed line ran"
+
+
+def test_code_entered_and_then_an_app_crash_is_in_app_code_not_the_testbeds(tmp_path):
+    """Evidence of cheating outranks a testbed failure: the app dying after the console line is no rerun."""
+    task, actions, surface, _, _ = CONSOLES["anki"]
+
+    class ThenTheAppDies(Keyboard):
+        async def run(self, ctx):
+            await super().run(ctx)
+            os.kill(self.trial.app_proc.pid, signal.SIGKILL)
+            await asyncio.sleep(1)
+
+    agent = ThenTheAppDies(actions)
+    agent.trial = Trial(TASKS[task], agent, TrialOptions(mode="gui"), tmp_path / "trial")
+    result = asyncio.run(agent.trial.run())
+    assert result.failure == "in_app_code" and not testbed_failed(result), result.failure_detail
+    assert "and then app_crash: the app exited with code -9" in result.failure_detail
 
 
 def test_qbittorrent_runs_no_external_program(tmp_path, backend="local"):
