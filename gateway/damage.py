@@ -147,6 +147,18 @@ class DamageWatch:
                     return "timeout"
                 await self.next_draw(min(last + quiet, start + timeout) - now)
 
+    async def drawn(self, since: float, timeout: float) -> bool:
+        """Until something was drawn at or after `since` (True), or `timeout` seconds passed (False)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._drain()
+            if self.last_draw(since) is not None:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            await self.next_draw(left)
+
     def mark(self) -> float:
         """Now, after taking in what was drawn up to now (so it is not counted as drawn after it)."""
         self._drain()

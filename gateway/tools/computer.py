@@ -24,8 +24,9 @@ from gateway.screen import Frame, Screen
 
 # Working sizes a model is trained on; pick the one with the screen's aspect ratio.
 MODEL_SIZES = {"XGA": (1024, 768), "WXGA": (1280, 800), "FWXGA": (1366, 768)}
-TYPE_CHUNK = 50
+TYPE_CHUNK = 50  # characters per libxdo call where no DAMAGE watch paces the typing
 TYPE_DELAY_US = 12_000  # between characters (xdotool's default)
+TYPE_ECHO_WAIT = 0.25  # at most, per character, for the app to draw what was typed before the next
 KEY_DELAY_US = 2_000  # between the presses and releases of a key combination
 # Settling after an action. With nothing drawn, the action returns `first` after its input (an app that
 # reacts later than this is a wait the agent asks for); after a drawing, once `quiet` passed without one.
@@ -111,6 +112,23 @@ class ComputerTool(ToolProvider):
     async def screenshot(self) -> Frame:
         return await asyncio.to_thread(self._screen.frame, (self.model_w, self.model_h))
 
+    async def _type(self, win: int, text: str) -> None:
+        """Each character once the app has drawn the one before, as a person types while watching the field.
+        An app that also changes the field by itself (a file dialog whose completer loads a folder in the
+        background, then selects in it) then takes each key between its own steps, as it would a person's;
+        a burst of keys it reads late mixes with its own changes and loses or garbles some (the path OBS's
+        Import Profile dialog got as ".../Dcuments/..." under load). Where nothing is drawn, the next
+        character follows after TYPE_ECHO_WAIT; without a DAMAGE watch, in chunks at xdotool's pace."""
+        watch = self._watch
+        if watch is None or not watch.usable():
+            for i in range(0, len(text), TYPE_CHUNK):
+                await asyncio.to_thread(self._xdo.enter_text_window, win, text[i:i + TYPE_CHUNK].encode(), TYPE_DELAY_US)
+            return
+        for ch in text:
+            since = watch.mark()
+            await asyncio.to_thread(self._xdo.enter_text_window, win, ch.encode(), TYPE_DELAY_US)
+            await watch.drawn(since, TYPE_ECHO_WAIT)
+
     async def _settle(self, started: float) -> str:
         if self._watch is None:
             await self._screen.settle(self.settle_timeout)
@@ -188,8 +206,7 @@ class ComputerTool(ToolProvider):
                     await asyncio.sleep(a.duration)
                     x.send_keysequence_window_up(win, a.text.encode())
                 case "type":
-                    for i in range(0, len(a.text), TYPE_CHUNK):
-                        await asyncio.to_thread(x.enter_text_window, win, a.text[i:i + TYPE_CHUNK].encode(), TYPE_DELAY_US)
+                    await self._type(win, a.text)
         finally:
             if mods:
                 x.send_keysequence_window_up(win, mods)

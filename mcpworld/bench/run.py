@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from mcpworld.bench.stats import Figure
 
-PARTS = ("reset", "latency", "screenshot", "gateway", "parallel", "memory")
+PARTS = ("reset", "latency", "screenshot", "typing", "gateway", "parallel", "memory")
 DEFAULT_PARTS = PARTS[:-1]  # memory writes apps/<app>/measured.json: asked for by name
 
 
@@ -22,14 +22,15 @@ class Sizes(BaseModel):
     repeats: int        # reset: trials per app
     events: int         # latency: events per source
     shots: int          # screenshot: captures
+    texts: int          # typing: texts typed each way
     calls: int          # gateway: calls per path
     widths: list[int]   # parallel: environments side by side (and trials at once on Ray)
     per_env: int        # parallel: trials per environment
 
 
-FULL = Sizes(repeats=5, events=1000, shots=100, calls=200, widths=[1, 2, 4, 6], per_env=3)
-QUICK = Sizes(repeats=2, events=200, shots=20, calls=30, widths=[1, 2], per_env=2)
-SMOKE = Sizes(repeats=1, events=30, shots=5, calls=5, widths=[1, 2], per_env=1)  # the test: every figure, fast
+FULL = Sizes(repeats=5, events=1000, shots=100, texts=300, calls=200, widths=[1, 2, 4, 6], per_env=3)
+QUICK = Sizes(repeats=2, events=200, shots=20, texts=60, calls=30, widths=[1, 2], per_env=2)
+SMOKE = Sizes(repeats=1, events=30, shots=5, texts=6, calls=5, widths=[1, 2], per_env=1)  # the test: every figure, fast
 SIZES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}
 
 
@@ -83,7 +84,7 @@ def bench_tasks(tasks: dict, only: list[str] = ()) -> dict:
 
 
 async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = (), ray_address: str | None = None) -> BenchResult:
-    from mcpworld.bench import gateway, latency, parallel, reset, screen
+    from mcpworld.bench import gateway, latency, parallel, reset, screen, typed_text
     from mcpworld.config.load import load_tasks
 
     tasks = load_tasks()
@@ -103,6 +104,8 @@ async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = (), r
                     figures += await latency.measure(chosen, sizes.events, out, errors)
                 elif part == "screenshot":
                     figures += await screen.measure(sizes.shots)
+                elif part == "typing":
+                    figures += await typed_text.measure(sizes.texts)
                 elif part == "gateway":
                     figures += await gateway.measure(chosen, sizes.calls, out)
                 elif part == "parallel":

@@ -35,6 +35,7 @@ def test_bench_produces_every_figure(tmp_path):
         "inotify watcher", "in-app probe (Anki)", "Frida bridge (OBS Studio)",
         "in-app probe (Anki), calls back to back", "Frida bridge (OBS Studio), calls back to back",
         "screenshot through the computer tool (capture; PNG when read)", "action to a screenshot showing its effect",
+        "typed characters per second, two CPU burners beside",
         "Anki: drawing after ready", "Anki: longest pause in drawing while it starts",
         "MCP call through the gateway, in process (the registry)", "MCP call through the gateway, streamable HTTP",
         "MCP call through the gateway, stdio", "tools/list through the gateway, HTTP", "tools/list through the gateway, stdio",

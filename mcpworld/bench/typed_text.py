@@ -1,0 +1,101 @@
+"""Typed text arriving whole, on a loaded machine: the computer tool's `type` into Qt's own file dialog
+(a completer that loads folders in the background and changes the field by itself, as OBS's Import Profile
+dialog does), while CPU burners run. Each text is a path into a folder the dialog has not seen yet, or a
+line of mixed characters; each is read back from the field. The baseline is the same texts sent in one
+burst at xdotool's pace (the tool's typing before it waited for each character to be drawn)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import string
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcpworld.bench.stats import Figure, stat
+from mcpworld.envs.local import LocalEnvironment
+
+TARGET = Path(__file__).with_name("typed_text_target.py")
+BURN = "while True: pass"
+MIXED = string.ascii_letters + string.digits + "/._-~:;,!?@#%+=()[]{}<>'\" "
+
+
+@dataclass
+class Typed:
+    texts: int = 0
+    chars: int = 0
+    wrong: list[tuple[str, str]] = field(default_factory=list)  # (sent, read back)
+    rates: list[float] = field(default_factory=list)            # characters per second, per text
+
+
+def texts(folder: Path, n: int, seed: int = 7) -> list[str]:
+    """n texts: two paths into fresh folders (each with neighbours the completer offers) for each mixed line."""
+    rnd, out = random.Random(seed), []
+    for i in range(n):
+        if i % 3 == 2:
+            out.append("".join(rnd.choice(MIXED) for _ in range(rnd.randint(20, 60))))
+            continue
+        base = folder / f"t{i}"
+        for sub in ("Documents/profiles/Streaming", "Desktop", "Downloads", "Dev/src"):
+            (base / sub).mkdir(parents=True)
+        out.append(f"{base}/Documents/profiles/Streaming")
+    return out
+
+
+async def type_and_read(n: int, burners: int = 2, baseline: bool = True) -> tuple[Typed, Typed]:
+    """(the tool's typing, the burst baseline), n texts each (the baseline's none without `baseline`), `burners`
+    busy processes beside."""
+    import xdo
+
+    from gateway.tools.computer import TYPE_DELAY_US, ComputerTool
+
+    env = LocalEnvironment(1280, 800)
+    await env.open()
+    hogs = [await asyncio.create_subprocess_exec(sys.executable, "-c", BURN) for _ in range(burners)]
+    try:
+        with tempfile.TemporaryDirectory(prefix="mcpworld-typing-") as tmp:
+            proc = await env.spawn([sys.executable, str(TARGET), tmp], privileged=True, stdout=asyncio.subprocess.PIPE,
+                                   env={"QT_QPA_PLATFORM": "xcb"}, log_name="typing-target")
+            await env.wait_window("^mcpworld-typing$", 30)
+            await env.settle("^mcpworld-typing$", 0.3, timeout=15)
+            tool = ComputerTool(env.display)
+            await tool.start()
+            win = getattr(xdo.CURRENTWINDOW, "value", xdo.CURRENTWINDOW)
+            paced, burst = Typed(), Typed()
+            try:
+                for kind, out in (("paced", paced), ("burst", burst))[:2 if baseline else 1]:
+                    for text in texts(Path(tmp) / kind, n):
+                        t = time.perf_counter()
+                        if kind == "paced":
+                            await tool.call("computer", {"action": "type", "text": text})
+                        else:
+                            await asyncio.to_thread(tool._xdo.enter_text_window, win, text.encode(), TYPE_DELAY_US)
+                        out.rates.append(len(text) / (time.perf_counter() - t))
+                        await tool.call("computer", {"action": "key", "text": "F12"})
+                        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().rstrip("\n")
+                        got = line.removeprefix("typed:")
+                        out.texts, out.chars = out.texts + 1, out.chars + len(text)
+                        if got != text:
+                            out.wrong.append((text, got))
+            finally:
+                await tool.close()
+                proc.kill()
+        return paced, burst
+    finally:
+        for h in hogs:
+            h.kill()
+            await h.wait()
+        await env.close()
+
+
+async def measure(n: int) -> list[Figure]:
+    paced, burst = await type_and_read(n)
+    return [Figure(part="typing", name="typed characters per second, two CPU burners beside", unit="chars/s",
+                   value=stat(paced.rates), baseline_name="one burst at xdotool's pace (the texts are not waited on)",
+                   baseline=stat(burst.rates),
+                   note=f"texts read back wrong: {len(paced.wrong)} of {paced.texts} ({paced.chars} characters) typed "
+                        f"by the tool, {len(burst.wrong)} of {burst.texts} in one burst"
+                        + (f"; first wrong: {paced.wrong[0]!r}" if paced.wrong else ""))]
