@@ -41,7 +41,7 @@ RAN = (None, *VERDICT_FAILURES)
 TESTBED_FAILURES = (Failure.SETUP_ERROR, Failure.APP_CRASH, Failure.PROBE_ERROR, Failure.OUT_OF_MEMORY)
 
 
-def testbed_failed(result: TrialResult) -> bool:
+def failed_on_testbed(result: TrialResult) -> bool:
     """The trial failed on the testbed's side: it says nothing of the agent."""
     return not result.success and result.failure in TESTBED_FAILURES
 

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from mcpworld.errors import MCPWorldError
-from mcpworld.results import Failure, TrialResult, testbed_failed
+from mcpworld.results import Failure, TrialResult, failed_on_testbed
 from mcpworld.rundir import RunDir, TrialDir
 
 # what run.json records of the run's configuration, compared on --resume (parallel is not: it changes speed,
@@ -77,7 +77,7 @@ def settle(run: RunDir, rerun_testbed: bool = False) -> Resumed:
                 continue
             if result.failure == Failure.INTERRUPTED:  # stopped by Ctrl-C or a time limit: it runs again
                 continue
-            if rerun_testbed and testbed_failed(result):
+            if rerun_testbed and failed_on_testbed(result):
                 state.rerun_testbed.append(run.trial_of(result).name)
                 continue
             if run.trial_of(result).result.exists():

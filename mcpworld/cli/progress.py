@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
-from mcpworld.results import testbed_failed
+from mcpworld.results import failed_on_testbed
 
 
 class TrialProgress:
@@ -58,7 +58,7 @@ class TrialProgress:
         elif result.success:
             self.passed += 1
             mark = "[green]pass[/green]"
-        elif testbed_failed(result):  # the testbed's failure, not the agent's: kept out of SR, can be rerun
+        elif failed_on_testbed(result):  # the testbed's failure, not the agent's: kept out of SR, can be rerun
             self.testbed += 1
             mark = f"[yellow]testbed failure[/yellow] ({result.failure})"
         else:

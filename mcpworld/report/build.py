@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from gateway.modes import MODES, Kind
 from mcpworld import metrics
 from mcpworld.report.prices import Price, load_prices, price_for
-from mcpworld.results import TrialResult, testbed_failed
+from mcpworld.results import TrialResult, failed_on_testbed
 from mcpworld.rundir import RunDir
 
 REPORT_VERSION = 5
@@ -292,7 +292,7 @@ def trial_row(r: TrialResult, run_dir: str) -> TrialRow:
     return TrialRow(task=r.task, app=r.app, mode=r.mode, no_bash=r.no_bash, trial=r.trial, difficulty=r.difficulty,
                     measured_difficulty=metrics.difficulty(r.human_steps), human_steps=r.human_steps, success=r.success, kscr=r.kscr, kscr_progress=kscr_progress(r),
                     steps=r.steps, tool_calls=r.tool_calls, failure=r.failure, failure_detail=r.failure_detail,
-                    testbed_failure=testbed_failed(r),
+                    testbed_failure=failed_on_testbed(r),
                     wall_s=r.timings.total_s, input_tokens=r.usage.input_tokens, output_tokens=r.usage.output_tokens,
                     dir=str(RunDir(Path(run_dir)).trial_of(r).path))
 
@@ -302,8 +302,8 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
     """results: (run directory, trial result) pairs; metas: each run's run.json."""
     prices = prices if prices is not None else load_prices()
     every = [r for _, r in results]
-    rs = [r for r in every if not testbed_failed(r)]  # the trials that judge the agent
-    testbed = [r for r in every if testbed_failed(r)]
+    rs = [r for r in every if not failed_on_testbed(r)]  # the trials that judge the agent
+    testbed = [r for r in every if failed_on_testbed(r)]
     declared: dict[str, dict] = {}
     for m in metas:
         declared.update(m.get("declared") or {})

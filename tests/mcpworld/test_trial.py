@@ -20,7 +20,7 @@ from mcpworld.agents import make_agent
 from mcpworld.agents.base import Agent
 from mcpworld.config.load import load_tasks
 from mcpworld.envs.local import MARKER, PREFIX
-from mcpworld.results import TrialResult, testbed_failed
+from mcpworld.results import TrialResult, failed_on_testbed
 from mcpworld.trial import Trial, TrialOptions
 
 TASKS = load_tasks()
@@ -116,7 +116,7 @@ async def test_app_killed_mid_trial_state_read_from_file(tmp_path):
         os.kill(trial.app_proc.pid, signal.SIGKILL)
         await asyncio.sleep(1)
     _, r = await run_trial(tmp_path / "2", kill_only)
-    assert not r.success and r.failure == "app_crash" and testbed_failed(r)  # a signal: the testbed's, not the agent's
+    assert not r.success and r.failure == "app_crash" and failed_on_testbed(r)  # a signal: the testbed's, not the agent's
 
 
 def oom_in_a_memory_cgroup(tmp_path) -> int:
@@ -141,7 +141,7 @@ async def test_a_machine_out_of_memory_is_the_testbeds_failure(tmp_path):
     async def idle_through_an_oom(ctx, trial):
         assert await asyncio.to_thread(oom_in_a_memory_cgroup, tmp_path) == -signal.SIGKILL
     _, r = await run_trial(tmp_path, idle_through_an_oom)
-    assert r.failure == "out_of_memory" and testbed_failed(r), (r.failure, r.failure_detail)
+    assert r.failure == "out_of_memory" and failed_on_testbed(r), (r.failure, r.failure_detail)
     assert "killed 1 process(es) for want of memory" in r.failure_detail and "evaluated_failed" in r.failure_detail
 
     async def work_through_an_oom(ctx, trial):

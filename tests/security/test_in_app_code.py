@@ -22,7 +22,7 @@ import pytest
 from evaluator.log import EventLog
 from mcpworld.agents.base import Agent
 from mcpworld.config.load import load_tasks
-from mcpworld.results import testbed_failed
+from mcpworld.results import failed_on_testbed
 from mcpworld.trial import Trial, TrialOptions
 from mcpworld.verify import commit_number
 
@@ -190,7 +190,7 @@ def test_code_entered_and_then_an_app_crash_is_in_app_code_not_the_testbeds(tmp_
     agent = ThenTheAppDies(actions)
     agent.trial = Trial(TASKS[task], agent, TrialOptions(mode="gui"), tmp_path / "trial")
     result = asyncio.run(agent.trial.run())
-    assert result.failure == "in_app_code" and not testbed_failed(result), result.failure_detail
+    assert result.failure == "in_app_code" and not failed_on_testbed(result), result.failure_detail
     assert "and then app_crash: the app exited with code -9" in result.failure_detail
 
 
