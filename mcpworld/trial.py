@@ -113,6 +113,7 @@ class Trial:
         self._verdict = None
         self._agent_done: float | None = None  # wall-clock time the agent stopped
         self._oom_kills = oom_kills()  # the kernel's count of processes it killed for want of memory
+        self._oom_killed = 0  # how many it killed while the trial ran (to the verdict; the teardown is not the trial)
         self.ctx = AgentContext(instruction=rt.instruction, mode=opts.mode, no_bash=opts.no_bash, tools=None, task=rt,
                                 max_steps=opts.max_steps or rt.task.max_steps)
 
@@ -329,6 +330,7 @@ class Trial:
                     except SourceError as e:
                         self._fail(source.failure, str(e))
             await self._final_screenshot()
+        self._oom_killed = oom_kills() - self._oom_kills
         events = self.evaluator.log.events
         counted = events[self._agent_from:] if self._agent_from is not None else []
         before = [e.payload for e in events[:self._agent_from or 0] if e.source == Source.QUERY]
@@ -411,7 +413,7 @@ class Trial:
             # the agent cheated, then failed, ran out, or the app or a source failed after it: the cheat is what
             # the trial says (never a testbed failure that a rerun would give the agent another go at)
             failure, detail = cheat, f"{verdict.reason or cheat} (and then {self.failure}: {self.failure_detail})"
-        killed = oom_kills() - self._oom_kills
+        killed = self._oom_killed
         if not success and killed > 0 and failure not in (Failure.INTERRUPTED, *CHEATS):
             # a machine out of memory fails whatever runs on it: this failure says nothing of the agent
             failure, detail = Failure.OUT_OF_MEMORY, (f"the kernel killed {killed} process(es) for want of memory "

@@ -310,6 +310,7 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
     modes = sorted({r.mode for r in every}, key=lambda m: MODES.index(m) if m in MODES else len(MODES))
     modes = modes or sorted({m for meta in metas for m in meta.get("modes", [])})
     per_mode = by(rs, lambda r: r.mode)
+    every_by_mode = by(every, lambda r: r.mode)  # what each mode cost, the testbed's failures too
     judged = {(r.task, r.mode) for r in rs}
     testbed_only = {m: frozenset(r.task for r in testbed if r.mode == m and (r.task, m) not in judged) for m in modes}
     failures: dict[str, int] = {}
@@ -344,7 +345,7 @@ def build(results: list[tuple[str, TrialResult]], metas: list[dict], step_cap: i
         wes={m: wes(per_mode[m], step_cap) for m in modes if m in per_mode},
         implemented_strict={m: implemented_strict(per_mode.get(m, []), m, declared, testbed_only[m]) for m in modes},
         pass_k={m: pass_k(per_mode[m]) for m in modes if m in per_mode},
-        cost={**{m: cost(g, prices) for m in modes if (g := [r for r in every if r.mode == m])}, "all": cost(every, prices)},
+        cost={**{m: cost(every_by_mode[m], prices) for m in modes if m in every_by_mode}, "all": cost(every, prices)},
         prices={r.usage.model: p for r in every if (p := price_for(prices, r.usage.model)) is not None},
         failures=failures, failures_by_mode=failures_by_mode, channels=channels,
         setup_restarts=sum(r.setup_attempts - 1 for r in every),
