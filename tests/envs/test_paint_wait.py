@@ -7,7 +7,7 @@ from gateway.screen import Screen
 from mcpworld.envs import LOCAL, make_environment
 from mcpworld.envs.x11 import XWindows
 
-# Maps one flat colour at once, takes the focus, and draws a bar across itself 2 s later.
+# Maps one flat colour at once, takes the focus, and draws a bar across itself argv[2] seconds later.
 LATE_PAINTER = r"""
 import sys, time
 from Xlib import X, display
@@ -18,7 +18,7 @@ w = s.root.create_window(100, 100, 400, 300, 0, s.root_depth, X.InputOutput, X.C
 w.set_wm_name(sys.argv[1])
 w.map()
 d.sync()
-time.sleep(2.0)
+time.sleep(float(sys.argv[2]))
 w.fill_rectangle(w.create_gc(foreground=s.black_pixel), 0, 100, 400, 50)
 d.flush()
 time.sleep(300)
@@ -36,13 +36,14 @@ async def test_settle_waits_for_a_late_first_paint():
     await env.open()
     screen = Screen(env.display)
     try:
-        first = await env.spawn([sys.executable, "-c", LATE_PAINTER, "late-1"], log_name="late-1")
+        # The control draws long after any settle returns, so a loaded machine cannot paint it in time.
+        first = await env.spawn([sys.executable, "-c", LATE_PAINTER, "late-1", "120"], log_name="late-1")
         await env.wait_window("^late-1$", 20)
         await env.settle("^late-1$", quiet=0.3, timeout=5.0)
         assert _flat(env, screen, "late-1"), "without a paint wait, a still screen passes while the window is blank"
         await env.kill_group(first)
 
-        await env.spawn([sys.executable, "-c", LATE_PAINTER, "late-2"], log_name="late-2")
+        await env.spawn([sys.executable, "-c", LATE_PAINTER, "late-2", "2"], log_name="late-2")
         await env.wait_window("^late-2$", 20)
         await env.settle("^late-2$", quiet=0.3, timeout=5.0, paint_timeout=20.0)
         assert not _flat(env, screen, "late-2"), "the paint wait returned before the window drew"
