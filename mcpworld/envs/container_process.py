@@ -74,6 +74,9 @@ class ContainerProcess:
 
     async def _demux(self, reader: asyncio.StreamReader, log_path: Path | None) -> None:
         log = open(log_path, "ab") if log_path else None
+        # an event loop that closes with this pump still reading (a test's end) closes it: nothing may be
+        # awaited then, or the coroutine "ignores GeneratorExit"
+        closed_under = False
         try:
             while True:
                 try:
@@ -91,28 +94,36 @@ class ContainerProcess:
                 target = self.stderr if kind == 2 else self.stdout
                 if target is not None:
                     target.feed_data(data)
+        except (GeneratorExit, asyncio.CancelledError):
+            closed_under = True
+            raise
         finally:
             for stream in (self.stdout, self.stderr):
                 if stream is not None:
                     stream.feed_eof()
             if log:
                 log.close()
-            # the output ends when the process does; its exit code may take a moment to show
-            for _ in range(200):
-                try:
-                    info = await asyncio.to_thread(self._api.exec_inspect, self.exec_id)
-                except Exception:  # the container is gone (teardown): so is the process
-                    info = {"Running": False, "ExitCode": -9}
-                if not info.get("Running"):
-                    self.returncode = info.get("ExitCode")
-                    if self.returncode is None:
-                        self.returncode = -1
-                    break
-                await asyncio.sleep(0.02)
+            if closed_under:
+                self.returncode = -1 if self.returncode is None else self.returncode
             else:
-                self.returncode = -1  # still running with its output closed: treat as gone
+                await self._wait_exit_code()
             self._writer.close()
             self._done.set()
+
+    async def _wait_exit_code(self) -> None:
+        """The output ends when the process does; its exit code may take a moment to show."""
+        for _ in range(200):
+            try:
+                info = await asyncio.to_thread(self._api.exec_inspect, self.exec_id)
+            except Exception:  # the container is gone (teardown): so is the process
+                info = {"Running": False, "ExitCode": -9}
+            if not info.get("Running"):
+                self.returncode = info.get("ExitCode")
+                if self.returncode is None:
+                    self.returncode = -1
+                return
+            await asyncio.sleep(0.02)
+        self.returncode = -1  # still running with its output closed: treat as gone
 
     async def wait(self) -> int:
         await self._done.wait()
