@@ -197,8 +197,8 @@ def status_reason(d: dict) -> str:
     return f"{d['status']}: {d.get('reason', '')}".rstrip(": ")
 
 
-TESTBED_ONLY = {"status": "testbed_failure", "reason": "no trial judged: each failed on the testbed's side "
-                                                         "(rerun them: mcpworld run --resume RUN --rerun-testbed)"}
+# the rerun command is printed once, with the testbed failures (testbed_lines)
+TESTBED_ONLY = {"status": "testbed_failure", "reason": "no trial judged: each failed on the testbed's side"}
 
 
 def implemented_strict(rs: list[TrialResult], mode: str, declared: dict[str, dict],
