@@ -33,6 +33,7 @@ class DamageWatch:
         self.screen_area = max(1, width * height)
         # (time, the batch's bounding box, whether it changed pixels); None: drawn while nobody waited
         self.draws: deque[tuple[float, Box, bool | None]] = deque()
+        self.rects: deque[tuple[float, Box]] = deque()  # each rectangle as reported (drawing clipped to what shows)
         self._pixels: OrderedDict[Box, bytes] = OrderedDict()
         self._waiting = 0
         self.opened = time.monotonic()
@@ -82,12 +83,16 @@ class DamageWatch:
             while self._d.pending_events():
                 area = getattr(self._d.next_event(), "area", None)
                 if area is not None:
-                    box = _union(box, (area.x, area.y, area.width, area.height))
+                    rect = (area.x, area.y, area.width, area.height)
+                    box = _union(box, rect)
+                    self.rects.append((now, rect))
         except Exception:  # the server went away: stop reading, callers time out on their own terms
             self._loop.remove_reader(self._fd)
             self._closed = True
         while self.draws and self.draws[0][0] < now - HISTORY_S:
             self.draws.popleft()
+        while self.rects and self.rects[0][0] < now - HISTORY_S:
+            self.rects.popleft()
         if box is not None:
             self.draws.append((now, box, self._changed_pixels(box) if self._waiting else None))
             self._changed.set()
@@ -147,12 +152,14 @@ class DamageWatch:
                     return "timeout"
                 await self.next_draw(min(last + quiet, start + timeout) - now)
 
-    async def drawn(self, since: float, timeout: float) -> bool:
-        """Until something was drawn at or after `since` (True), or `timeout` seconds passed (False)."""
+    async def drawn(self, since: float, timeout: float, within: Box | None = None) -> bool:
+        """Until something was drawn at or after `since` (True), or `timeout` seconds passed (False); with
+        `within`, only drawing that shows inside that box counts (a dialog's own, not a live preview that
+        repaints around it: the server reports drawing clipped to what is visible)."""
         deadline = time.monotonic() + timeout
         while True:
             self._drain()
-            if self.last_draw(since) is not None:
+            if (self.last_draw(since) if within is None else self._drawn_within(since, within)) is not None:
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
@@ -163,6 +170,9 @@ class DamageWatch:
         """Now, after taking in what was drawn up to now (so it is not counted as drawn after it)."""
         self._drain()
         return time.monotonic()
+
+    def _drawn_within(self, since: float, box: Box) -> float | None:
+        return next((t for t, r in reversed(self.rects) if t >= since and _overlap(r, box)), None)
 
     def last_draw(self, since: float, min_share: float = 0.0) -> float | None:
         """The time of the last drawing at or after `since` that changed pixels (and covered at least
@@ -217,3 +227,7 @@ def _union(a: Box | None, b: Box) -> Box:
         return b
     x, y = min(a[0], b[0]), min(a[1], b[1])
     return x, y, max(a[0] + a[2], b[0] + b[2]) - x, max(a[1] + a[3], b[1] + b[3]) - y
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]

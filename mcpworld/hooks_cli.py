@@ -34,13 +34,14 @@ class TraceAgent(Agent):
             argv += ["--signatures", str(signatures)]
         proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "probe_runtime.trace", *argv,
                                                     stdout=asyncio.subprocess.PIPE, cwd=str(paths.ROOT))
-        stop = asyncio.Event()
+        stop, ready = asyncio.Event(), asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
 
         async def pump() -> None:
             while line := await proc.stdout.readline():
                 msg = json.loads(line)
                 if msg["type"] == "ready":
+                    ready.set()
                     self.console.print(f"tracing {msg['hooked']} function(s) matching {self.pattern!r} in "
                                        f"{self.module!r} on display {self.trial.env.display}; Ctrl-C to stop",
                                        markup=False, soft_wrap=True)
@@ -55,9 +56,17 @@ class TraceAgent(Agent):
 
         reader = asyncio.create_task(pump())
         try:
-            await asyncio.wait_for(stop.wait(), self.seconds)
-        except asyncio.TimeoutError:
-            pass
+            # `seconds` of tracing count from the hooks being in place: attaching and loading the script
+            # take seconds of their own on a loaded machine (CI once traced 2 s and saw no call)
+            hooked, stopped = asyncio.create_task(ready.wait()), asyncio.create_task(stop.wait())
+            await asyncio.wait({hooked, stopped, reader}, return_when=asyncio.FIRST_COMPLETED)
+            hooked.cancel()
+            stopped.cancel()
+            if ready.is_set():
+                try:
+                    await asyncio.wait_for(stop.wait(), self.seconds)
+                except asyncio.TimeoutError:
+                    pass
         finally:
             if proc.returncode is None:
                 proc.send_signal(signal.SIGINT)

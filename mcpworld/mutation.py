@@ -35,7 +35,6 @@ class MutantProof(BaseModel):
     failure: str | None = None
     reason: str = ""               # the verdict's reason (why it was killed), or the refused call
     seconds: float = 0.0
-    retried: bool = False
 
 
 class MutationRecord(BaseModel):
@@ -126,25 +125,21 @@ async def run_mutation(rt: ResolvedTask, out: Path, backend: str, gate: asyncio.
     run = RunDir(out)
     opts = TrialOptions(mode=mode, backend=backend)
 
-    async def trial(label: str, agent, retry_setup: bool = True) -> tuple[TrialResult, Path, bool]:
+    async def trial(label: str, agent) -> tuple[TrialResult, Path]:
         async with gate:
             if on_trial:
                 on_trial(f"{rt.key} {label}")
             folder = run.trial(rt.app.id, rt.key, f"{mode}-{label.replace('@', '-').replace('=', '-')}", 0).path
             result = await run_trial(rt, agent, opts, folder)
-            retried = False
-            if retry_setup and result.failure == Failure.SETUP_ERROR:  # no agent acted: it proves nothing
-                folder = folder.with_name(folder.name + "-retry")
-                result, retried = await run_trial(rt, agent, opts, folder), True
             kind = "scout" if label == "scout" else "mutant"
             note_solution(folder, kind, "" if kind == "scout" else label, getattr(agent, "steps", None) and
                           [{"tool": s.tool, "args": s.args} for s in agent.steps])
             if on_done:
                 on_done(result, f"{rt.key} {label}", "scout" if kind == "scout" else classify(rt, label, result)[0])
-            return result, folder, retried
+            return result, folder
 
     if scout_dir is None:
-        scout, scout_dir, _ = await trial("scout", make_agent("null"))
+        scout, scout_dir = await trial("scout", make_agent("null"))
         if scout.failure == Failure.SETUP_ERROR:
             return MutationRecord(mode=str(mode), errors=1)
     mutants = mutants_from(rt, scout_dir)
@@ -152,11 +147,10 @@ async def run_mutation(rt: ResolvedTask, out: Path, backend: str, gate: asyncio.
         on_mutants(len(mutants))
 
     async def one(m: Mutant) -> tuple[str, MutantProof]:
-        result, _, retried = await trial(m.id, make_agent("oracle", steps=m.steps))
+        result, _ = await trial(m.id, make_agent("oracle", steps=m.steps))
         outcome, reason = classify(rt, m.id, result)
         return m.id, MutantProof(family=m.family, what=m.what, steps=m.steps, outcome=outcome,
-                                 failure=result.failure, reason=reason[:300], seconds=round(result.timings.total_s, 2),
-                                 retried=retried)
+                                 failure=result.failure, reason=reason[:300], seconds=round(result.timings.total_s, 2))
 
     record = MutationRecord(mode=str(mode), mutants=dict(await asyncio.gather(*(one(m) for m in mutants))))
     record.tally()

@@ -150,6 +150,10 @@ class Guard:
             filename = args[1] if len(args) > 1 else None
             if importing:
                 return self._under_roots(filename) or str(filename).startswith("<frozen ")
+            if args and args[0] is None and not self._under_roots(filename):
+                # C running a file (PyRun_File compiles with no source) for Python code: a macro file behind
+                # a command string (FreeCAD's Gui.SendMsgToActiveView("Run") from the Execute macro button)
+                return False
             return (self._generator(caller) or self._own_line(caller, args[0] if args else None)
                     or self._nested_c_string(caller))
         if event == "exec":
@@ -226,8 +230,10 @@ class Guard:
         return self._from_c(src if isinstance(src, str) else None, args[1] if len(args) > 1 else None)
 
     def _surface(self, frame, event: str = "", args: tuple = ()) -> str:
-        if frame is None:
-            return self._c_surface(event, args) or "python"
+        if frame is None or (event == "compile" and args and args[0] is None):  # C compiled it: C says what
+            surface = self._c_surface(event, args)
+            if surface or frame is None:
+                return surface or "python"
         while frame is not None:
             f = frame.f_code.co_filename
             for ending, name in self._surfaces.items():

@@ -21,6 +21,7 @@ from gateway.base import ToolProvider, ToolResult, ToolSpec
 from gateway.modes import COMPUTER_TOOL, Kind
 from gateway.damage import DamageWatch
 from gateway.screen import Frame, Screen
+from gateway.xwindows import XWindows
 
 # Working sizes a model is trained on; pick the one with the screen's aspect ratio.
 MODEL_SIZES = {"XGA": (1024, 768), "WXGA": (1280, 800), "FWXGA": (1366, 768)}
@@ -70,6 +71,7 @@ class ComputerTool(ToolProvider):
         self._screen: Screen | None = None
         self._watch: DamageWatch | None = None
         self._xdo = None
+        self._windows: XWindows | None = None  # the focused window, for the typing pace
         self._held: list[str] = []
 
     async def start(self) -> None:
@@ -78,6 +80,7 @@ class ComputerTool(ToolProvider):
         self._screen = Screen(self.display)
         self._watch = self._drawing() if self._drawing else DamageWatch.open(self.display, self._screen.region)
         self._xdo = xdo.Xdo(self.display)
+        self._windows = XWindows(self.display)  # not libxdo's: its atoms are static, right for one X server only
         self.width, self.height = self._screen.width, self._screen.height
         self.model_w, self.model_h = target_size(self.width, self.height)
 
@@ -87,6 +90,9 @@ class ComputerTool(ToolProvider):
         self._watch = None
         if self._screen:
             self._screen.close()
+        if self._windows is not None:
+            self._windows.close()
+            self._windows = None
         self._xdo = None
 
     def specs(self) -> list[ToolSpec]:
@@ -117,17 +123,29 @@ class ComputerTool(ToolProvider):
         An app that also changes the field by itself (a file dialog whose completer loads a folder in the
         background, then selects in it) then takes each key between its own steps, as it would a person's;
         a burst of keys it reads late mixes with its own changes and loses or garbles some (the path OBS's
-        Import Profile dialog got as ".../Dcuments/..." under load). Where nothing is drawn, the next
-        character follows after TYPE_ECHO_WAIT; without a DAMAGE watch, in chunks at xdotool's pace."""
+        Import Profile dialog got as ".../Dcuments/..." under load). Only drawing inside the focused window
+        counts as the echo. Where nothing is drawn, the next character follows after TYPE_ECHO_WAIT;
+        without a DAMAGE watch, in chunks at xdotool's pace."""
         watch = self._watch
         if watch is None or not watch.usable():
             for i in range(0, len(text), TYPE_CHUNK):
                 await asyncio.to_thread(self._xdo.enter_text_window, win, text[i:i + TYPE_CHUNK].encode(), TYPE_DELAY_US)
             return
+        focused = self._focused_box()
         for ch in text:
             since = watch.mark()
             await asyncio.to_thread(self._xdo.enter_text_window, win, ch.encode(), TYPE_DELAY_US)
-            await watch.drawn(since, TYPE_ECHO_WAIT)
+            await watch.drawn(since, TYPE_ECHO_WAIT, within=focused)
+
+    def _focused_box(self) -> tuple[int, int, int, int] | None:
+        """Where the window that has the keyboard focus shows (its top-level, as the window manager placed it),
+        or None. Drawing elsewhere is no echo of a key: OBS's preview repaints ten times a second around its
+        dialogs, and counted as one it let a path go out at burst pace (".../home/ocuments")."""
+        try:
+            wid = self._windows.active()
+        except Exception:  # the server is going away
+            return None
+        return self._windows.geometry(wid) if wid else None  # None: no window manager, or no window active
 
     async def _settle(self, started: float) -> str:
         if self._watch is None:

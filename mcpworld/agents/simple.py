@@ -52,7 +52,7 @@ class OracleAgent(Agent):
                 raise AgentError(f"oracle step {i} needs tool '{step.tool}', not offered in mode '{ctx.mode}'"
                                  f"{' with --no-bash' if ctx.no_bash else ''}")
             since = len(ctx.events.log.events) if ctx.events is not None else 0
-            watch = ctx.env.drawing() if step.draws and ctx.env is not None else None
+            watch = ctx.env.drawing() if step.draw_share and ctx.env is not None else None
             drawn_from = watch.mark() if watch is not None else None
             result = await ctx.tools.call(step.tool, ctx.values.expand_tree(step.args))
             ctx.steps += step.is_action  # counted as the human steps are: waits are not steps
@@ -61,15 +61,12 @@ class OracleAgent(Agent):
             await self.after_step(ctx, i, step)
             if watch is not None:  # what the step opened is on the screen before the next step types into it
                 await watch.settled(drawn_from, first=self.draws_timeout, quiet=0.3, timeout=self.draws_timeout,
-                                    min_share=0.02)
+                                    min_share=step.draw_share)
             if step.shows and ctx.events is not None:
                 await self.watch(ctx, step, since)
             if step.window and self.wait_for_windows and ctx.env is not None:
                 try:
-                    pattern = ctx.values.expand(step.window)
-                    await ctx.env.wait_focus(pattern, self.focus_timeout)
-                    # a dialog paints after it takes the focus
-                    await ctx.env.settle(pattern, quiet=0.3, timeout=5.0, paint_timeout=self.focus_timeout)
+                    await ctx.env.wait_window(ctx.values.expand(step.window), self.focus_timeout)
                 except EnvironmentSetupError as e:
                     raise AgentError(f"oracle step {i}: {e}") from None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -125,22 +125,30 @@ class Shows(_Model):
     where: dict[str, Any] = Field(default_factory=dict)
 
 
+DRAW_SHARE = 0.02  # what a palette, a picker or a dialog changes at the least
+
+
 class OracleStep(_Model):
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
     window: str | None = Field(default=None, description=(
         "GUI oracles: regular expression for the name of the window that has the focus once this step is done; "
         "the oracle waits for it (a dialog opening on a loaded machine), and fails clearly if it never comes"))
-    draws: bool = Field(default=False, description=(
+    draws: bool | Annotated[float, Field(gt=0, le=1)] = Field(default=False, description=(
         "GUI oracles: this step opens something in the window (a palette, a picker, an input box) that the next "
         "one types into; the oracle waits until the screen has drawn it (at least 2% of the screen changed since "
-        "the step began, then 0.3 s still; at most 30 s), as a person looks before typing"))
+        "the step began, then 0.3 s still; at most 30 s), as a person looks before typing. A number instead of "
+        "true is the share of the screen that must change, for what is smaller (an inline rename box)"))
     shows: Shows | None = Field(default=None, description=(
         "scripted solutions: the app event that shows this step's effect (a window's workbench up, the debugger "
         "paused); the solution waits for it, at most a minute, before its next step or its end, as a person "
         "watches the screen until the change appears. It only waits: an event that never comes is the verdict's "
         "to judge"))
 
+    @property
+    def draw_share(self) -> float:
+        """The share of the screen this step's drawing must change (0: it draws nothing the oracle waits on)."""
+        return 0.0 if self.draws is False else DRAW_SHARE if self.draws is True else float(self.draws)
 
     @property
     def is_action(self) -> bool:

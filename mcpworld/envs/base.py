@@ -219,6 +219,12 @@ class Environment(abc.ABC):
     async def wait_focus(self, name_regex: str, timeout: float) -> str:
         """Wait until a window whose name matches has the focus; its name."""
 
+    async def wait_window(self, name_regex: str, timeout: float) -> None:
+        """Until a window whose name matches has the focus and is drawn (a dialog paints after it takes
+        the focus), then the screen is still for 0.3 s: what a person waits for before typing into it."""
+        await self.wait_focus(name_regex, timeout)
+        await self.settle(name_regex, quiet=0.3, timeout=5.0, paint_timeout=timeout)
+
     def drawing(self):
         """A watch on what the display draws (gateway.damage.DamageWatch), or None if it has none."""
         return None

@@ -125,6 +125,13 @@ class ContainerProcess:
             await asyncio.sleep(0.02)
         self.returncode = -1  # still running with its output closed: treat as gone
 
+    async def stop_reading(self) -> None:
+        """Stop reading the output of a process left running (its container goes away in the background):
+        the pump would otherwise stay pending past the event loop's end."""
+        if self._pump is not None and not self._pump.done():
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
+
     async def wait(self) -> int:
         await self._done.wait()
         return self.returncode

@@ -192,6 +192,7 @@ class DockerEnvironment(X11Desktop, Environment):
         self.container = None
         self.ip: str | None = None
         self._closed = False
+        self._procs: list = []  # what spawn started: their output pumps end with the environment
 
     # -- properties ---------------------------------------------------------------
     @property
@@ -291,6 +292,9 @@ class DockerEnvironment(X11Desktop, Environment):
             return
         self._closed = True
         self.close_drawing()
+        # the container goes in the background: a process still running in it would leave its output pump
+        # pending past the event loop's end ("Task was destroyed but it is pending")
+        await asyncio.gather(*(p.stop_reading() for p in self._procs))
         if self.container is not None:
             _remove_later(self.container)
         shutil.rmtree(self._root, ignore_errors=True)
@@ -313,6 +317,7 @@ class DockerEnvironment(X11Desktop, Environment):
             env={**self.base_env(), "USER": user, **(AGENT_ENV if agent else {}), **(env or {})}, cwd=cwd or (ROOT_ONLY if privileged else HOME),
             stdin=stdin is asyncio.subprocess.PIPE, pipe_output=pipe,
             log_path=self.logs_dir / f"{log_name}.log" if log_name else None)
+        self._procs = [p for p in self._procs if p.returncode is None] + [proc]
         return proc
 
     def alive(self, proc) -> bool:

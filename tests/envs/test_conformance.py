@@ -100,6 +100,29 @@ async def test_spawned_window_is_found_shot_driven_by_input_and_killed(env):
         await env.wait_window("^No such window$", 0.5)
 
 
+async def test_settle_gives_the_focus_to_a_window_the_window_manager_left_without_it(env):
+    """A window that is shown but not focused (here: another took the focus after it) gets it when the
+    environment settles on it, as a person clicks a window before typing; keys then reach it."""
+    first = await env.spawn(["xmessage", "-title", "First", "-buttons", "okay:7", "-default", "okay", "one"],
+                            log_name="first")
+    await env.wait_window("^First$", 20)
+    await env.settle("^First$", quiet=0.3, timeout=10)
+    second = await env.spawn(["xmessage", "-title", "Second", "two"], log_name="second")
+    await env.wait_window("^Second$", 20)
+    await env.settle("^Second$", quiet=0.3, timeout=10)
+    assert env.active_window_name() == "Second"
+    await env.settle("^First$", quiet=0.3, timeout=10)
+    assert env.active_window_name() == "First"
+    tool = ComputerTool(env.display)
+    await tool.start()
+    try:
+        await tool.call("computer", {"action": "key", "text": "Return"})
+    finally:
+        await tool.close()
+    assert await asyncio.wait_for(first.wait(), 10) == 7  # the key reached the first window
+    await env.kill_group(second)
+
+
 @pytest.mark.parametrize("backend", BACKEND_PARAMS)
 async def test_close_ends_everything(backend):
     env = make_environment(backend)

@@ -5,7 +5,7 @@ import sys
 
 from gateway.screen import Screen
 from mcpworld.envs import LOCAL, make_environment
-from mcpworld.envs.x11 import XWindows
+from gateway.xwindows import XWindows
 
 # Maps one flat colour at once, takes the focus, and draws a bar across itself argv[2] seconds later.
 LATE_PAINTER = r"""

@@ -115,6 +115,27 @@ async def test_the_same_region_drawn_with_new_pixels_counts(watched):
         assert await watch.settled(t0, first=0.1, quiet=0.05, timeout=1) == "quiet"
 
 
+async def test_drawing_within_a_window_ignores_what_repaints_around_it(watched):
+    """The typing pace's echo: a dialog over a live preview. The preview's repaints are reported clipped to
+    what shows, so they never fall inside the dialog; what the dialog draws does."""
+    painter, watch = watched
+    s = painter.d.screen()
+    dialog = s.root.create_window(200, 150, 300, 200, 0, s.root_depth, background_pixel=s.white_pixel,
+                                  override_redirect=1)
+    dialog.map()
+    painter.d.sync()
+    await watch.settled(watch.mark(), first=0.1, quiet=0.05, timeout=1)
+    t0 = watch.mark()
+    preview = asyncio.create_task(painter.repeat((0, 0, 800, 600), 0.03, 10))  # the whole window, under it
+    assert not await watch.drawn(t0, timeout=0.5, within=(200, 150, 300, 200))
+    assert await watch.drawn(t0, timeout=0.5)  # the preview was drawn, around the dialog
+    await preview
+    t0 = watch.mark()
+    dialog.fill_rectangle(dialog.create_gc(foreground=s.black_pixel), 10, 10, 8, 14)  # a typed character
+    painter.d.sync()
+    assert await watch.drawn(t0, timeout=2, within=(200, 150, 300, 200))
+
+
 async def test_two_servers_in_one_process(bare):
     """python-xlib's extension tables are class-wide; each watch keeps its own (Xvfb and Xvnc differ)."""
     other = LocalEnvironment(window_manager=False)

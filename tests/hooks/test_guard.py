@@ -86,3 +86,19 @@ def test_a_string_from_c_that_names_a_way_to_compile_is_refused():
                "getattr(App, 'eval')('1')", "getattr(App, '__class__')", "g = getattr; g(App, 'x')"]
     assert all(g._allowed("compile", (s, "<string>", "exec"), None) for s in plain)
     assert not any(g._allowed("compile", (s, "<string>", "exec"), None) for s in hostile)
+
+
+def test_a_command_string_may_run_strings_but_not_a_file():
+    """FreeCAD's nested rule: a command string from C (no compiling name in it) may call C++ that compiles
+    another command string (Std_Save's Gui.SendMsgToActiveView("Save")), but not C++ that runs a file
+    (Gui.SendMsgToActiveView("Run"), the Execute macro button, PyRun_File of the agent's macro: source None)."""
+    from probe_runtime.guard import Guard
+
+    g = Guard(lambda surface, code: None, [], from_c=lambda src, filename: "macro" if src is None else None,
+              nested_c_strings=True)
+    ns = {}
+    exec(compile("import sys\nframe = sys._getframe()", "<string>", "exec"), ns)  # a command string's frame
+    frame = ns["frame"]
+    assert g._allowed("compile", ('App.getDocument("U").save()', "<string>", "exec"), frame)
+    assert not g._allowed("compile", (None, "/home/agent/x.FCMacro", "exec"), frame)
+    assert g._surface(frame, "compile", (None, "/home/agent/x.FCMacro", "exec")) == "macro"

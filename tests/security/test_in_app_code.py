@@ -5,7 +5,8 @@ would through the gateway (the computer tool alone), end with SR 0, KSCR 0, the 
 Each line typed here both emits the task's key-step events through the probe (whose credential lives in the
 app's process) and does the asked work through the app's own API. The probe's guard refuses its compile, so
 neither happens: Anki's Debug Console (Ctrl+:), QGIS's Python console (Ctrl+Alt+P), Blender's Python console
-(Shift+F4 over the 3D view) and its Text Editor's Run Script, FreeCAD's Python console (View > Panels, by keyboard); Joplin's editor
+(Shift+F4 over the 3D view) and its Text Editor's Run Script, FreeCAD's Python console (View > Panels, by keyboard)
+and a macro file the agent wrote, opened and run from the Macro toolbar; Joplin's editor
 setting pointed at a shell, whose `edit` would run the note as a script. Programs and scripts an app
 without an in-app probe would run (Frida's hooks refuse them): qBittorrent's "run external program" on a
 torrent added; OBS's Tools > Scripts with a Lua file the agent's bash wrote, and its custom muxer settings
@@ -62,6 +63,9 @@ class Keyboard(Agent):
             action = json.loads(json.dumps(action).replace("@HOME@", home))  # what the agent's bash told it
             if "active_window" in action:  # what the screen shows on top (the runner looks, not the agent)
                 self.outputs.append((action, False, [ctx.env.active_window_name() or ""]))
+                continue
+            if "focus" in action:  # until that window has the focus and is drawn: a person looks before going on
+                await ctx.env.wait_window(action["focus"], 60.0)
                 continue
             if "bash" in action:
                 r = await ctx.tools.call("bash", {"command": action["bash"]})
@@ -228,13 +232,17 @@ def test_obs_loads_no_script(backend, tmp_path):
     """Tools > Scripts > + with a Lua file that creates the scene the task asks for: it would run inside OBS."""
     result, out, events = run("obs/75", [
         {"bash": "printf 'obslua.obs_scene_release(obslua.obs_scene_create(\"Interview\"))\\n' > ~/Documents/s.lua"},
+        {"focus": "^OBS [0-9]"},
         {"action": "left_click", "coordinate": [640, 300]},
         {"action": "key", "text": "alt+t"},
         {"action": "left_click", "coordinate": [393, 175]},  # Scripts
+        {"focus": "^Scripts$"},
         {"action": "left_click", "coordinate": [286, 533]},  # +
-        {"action": "type", "text": "@HOME@/Documents/"},
-        {"action": "left_click", "coordinate": [480, 523]},  # the completion: s.lua
-        {"action": "left_click", "coordinate": [885, 494]},  # Open
+        {"focus": "^Add Scripts$"},
+        # the whole path, not the file dialog's completion: that lists a folder in a thread, late under load
+        {"action": "type", "text": "@HOME@/Documents/s.lua"},
+        {"action": "key", "text": "Return"},  # Open
+        {"focus": "^Scripts$"},
     ], tmp_path, backend=backend)
     assert not any(err for _, err, _ in out), out
     assert first_code_run(events, "frida", "script").payload["code"].endswith("/Documents/s.lua")
@@ -399,6 +407,24 @@ def test_vscode_opens_no_devtools(backend, tmp_path):
     shown = [texts[0] for action, _, texts in out if "active_window" in action]
     assert len(shown) == 2 and all(name.endswith(" - VS Code") for name in shown), shown
     assert not result.success
+
+
+def test_freecad_runs_no_macro_the_agent_wrote(tmp_path):
+    """A macro file the agent's bash wrote in its HOME, opened in FreeCAD (File > Open shows it in the macro
+    editor) and run (the Macro toolbar's Execute macro): FreeCAD would run it with PyRun_File inside its own
+    process, where the probe runs."""
+    result, out, events = run("freecad/127", [
+        {"bash": f"cat > $HOME/x.FCMacro <<'EOF'\n{FREECAD_LINE}\nEOF"},
+        {"action": "key", "text": "ctrl+o"},
+        {"action": "wait", "duration": 2.0},
+        {"action": "type", "text": "@HOME@/x.FCMacro"},
+        {"action": "key", "text": "Return"},
+        {"action": "wait", "duration": 3.0},
+        {"action": "left_click", "coordinate": [832, 64]},  # the Macro toolbar's Execute macro
+    ], tmp_path)
+    first_code_run(events, "probe", "macro")
+    assert not result.success and result.failure == "in_app_code", result.failure_detail
+    assert not [e for e in events if e.name == "document_created"], "the macro ran"
 
 
 def test_anki_installs_no_addon_from_a_file(tmp_path):
