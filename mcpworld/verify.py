@@ -41,6 +41,7 @@ class TrialProof(BaseModel):
     failure: str | None = None
     seconds: float                     # the whole trial
     phases: dict[str, float] = {}      # open, reset, app ready, gateway, agent, query, teardown
+    retried: bool = False              # the first attempt proved nothing (a GUI oracle's lost input, a failed step)
 
 
 class TaskRecord(BaseModel):
@@ -172,7 +173,7 @@ def _task_order(key: str) -> tuple[int, str]:
     return (int(tid), "") if tid.isdigit() else (1 << 30, tid)
 
 
-def proof(result: TrialResult) -> TrialProof:
+def proof(result: TrialResult, retried: bool = False) -> TrialProof:
     t = result.timings
     phases = {"open": t.open_s, "reset": t.reset_s, "ready": t.app_ready_s, "gateway": t.gateway_s,
               "agent": t.agent_s, "query": t.query_s, "teardown": t.teardown_s}
@@ -181,7 +182,7 @@ def proof(result: TrialResult) -> TrialProof:
     failure = result.failure or result.agent_failure
     return TrialProof(passed=passed, kscr=result.kscr, failure=failure,
                       seconds=round(t.total_s, 2),
-                      phases={k: round(v, 3) for k, v in phases.items()})
+                      phases={k: round(v, 3) for k, v in phases.items()}, retried=retried)
 
 
 def stale(rt: ResolvedTask, records: AppRecords, app_version: str | None, in_container: bool = False) -> str | None:
@@ -447,10 +448,11 @@ def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:
     return [*((rt, m, "oracle") for m in modes), (rt, modes[-1], "null"), *solution_jobs(rt)]
 
 
-async def run_job(job: Job, run_dir: Path, backend: str) -> TrialResult:
-    """One proof trial, run once: a reference solution that passes only on a second attempt is a defect of
-    the solution or the testbed, never a flake to retry. The one restart is the trial's own: an app that
-    crashed while starting, before any agent acted (trial.SETUP_ATTEMPTS)."""
+async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, bool]:
+    """One proof trial, and one more attempt, which the record notes, when the first proves nothing: a GUI
+    oracle that failed (synthetic input into a real app on a loaded machine is lost about once in a hundred
+    trials), a scripted solution one of whose steps failed, so that it did not run as written (an MCP
+    call that raised; once in several hundred), or a trial whose set-up failed, so that no agent acted."""
     from mcpworld.rundir import RunDir
     from mcpworld.trial import TrialOptions, run_trial
 
@@ -460,7 +462,13 @@ async def run_job(job: Job, run_dir: Path, backend: str) -> TrialResult:
     folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
     result = await run_trial(rt, make_job_agent(agent, rt), opts, folder)
     _note(folder, agent)
-    return result
+    gui_oracle_failed = agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui
+    set_up_failed = result.failure == Failure.SETUP_ERROR
+    if gui_oracle_failed or set_up_failed or (agent != "null" and result.agent_failure is not None):
+        result = await run_trial(rt, make_job_agent(agent, rt), opts, folder.with_name(folder.name + "-retry"))
+        _note(folder.with_name(folder.name + "-retry"), agent)
+        return result, True
+    return result, False
 
 
 def _note(folder: Path, agent: str) -> None:
@@ -471,27 +479,27 @@ def _note(folder: Path, agent: str) -> None:
         note_solution(folder, kind, solution)
 
 
-def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult]], app_version: str | None,
+def record_of(rt: ResolvedTask, outcomes: list[tuple[Job, TrialResult, bool]], app_version: str | None,
               backend: str, previous: TaskRecord | None) -> TaskRecord:
     if backend != LOCAL:
         if previous is None:
             raise ValueError(f"{rt.key}: verify it on the local backend before in containers")
         record = previous.model_copy(deep=True)
-        record.docker = {f"{agent}-{mode}": proof(r) for (_, mode, agent), r in outcomes}
+        record.docker = {f"{agent}-{mode}": proof(r, retried) for (_, mode, agent), r, retried in outcomes}
         return record
     record = TaskRecord(hash=content_hash(rt, app_version), app_version=app_version, verified_at=now(),
                         verdict_digest=verdict_digest(rt.app.id), verdict_commit=verdict_commit(rt.app.id))
     if previous is not None and previous.hash == record.hash:
         record.docker = previous.docker  # the container proof still holds for the same content
         record.mutation = previous.mutation  # and so do the mutants' outcomes (re-run with --mutants)
-    for (_, mode, agent), result in outcomes:
+    for (_, mode, agent), result, retried in outcomes:
         kind, _, solution = agent.partition(":")
         if agent == "oracle":
-            record.oracle[mode] = proof(result)
+            record.oracle[mode] = proof(result, retried)
         elif kind == NEAR_MISS:
-            record.near_misses[solution] = proof(result)
+            record.near_misses[solution] = proof(result, retried)
         elif kind == ALTERNATIVE:
-            record.alternatives[solution] = proof(result)
+            record.alternatives[solution] = proof(result, retried)
         else:
-            record.null, record.null_mode = proof(result), mode
+            record.null, record.null_mode = proof(result, retried), mode
     return record

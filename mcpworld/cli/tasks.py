@@ -145,10 +145,10 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mut
             async with gate:
                 label = f"{job[0].key} {job[1]} {job[2]}"
                 progress.started(label)
-                result = await run_job(job, out, backend)
+                result, retried = await run_job(job, out, backend)
                 done = proves(job[2], result.success, result.failure)
-                progress.finished(result.model_copy(update={"success": done}), label)
-                return job, result
+                progress.finished(result.model_copy(update={"success": done}), label + (" (retried)" if retried else ""))
+                return job, result, retried
 
         async def task_proof(rt):
             nonlocal failed
@@ -157,10 +157,11 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mut
             record = record_of(rt, outcomes, versions[rt.app.id], backend, previous)
             if mutants and mutation_mode(rt) is not None:
                 # the null agent's trial, where it ran with the MCP tools, is the mutants' scout
-                null = next((mode for (_, mode, agent), _ in outcomes if agent == "null"), None)
+                null = next(((mode, retried) for (_, mode, agent), _, retried in outcomes if agent == "null"), None)
                 scout = None
-                if null in ("mcp", "hybrid"):
-                    scout = RunDir(out).trial(rt.app.id, rt.key, f"{null}-null", 0).path
+                if null and null[0] in ("mcp", "hybrid"):
+                    scout = RunDir(out).trial(rt.app.id, rt.key, f"{null[0]}-null", 0).path
+                    scout = scout.with_name(scout.name + "-retry") if null[1] else scout
                 record.mutation = await run_mutation(rt, out, backend, gate, scout_dir=scout,
                                                      on_trial=progress.started, on_done=progress.finished,
                                                      on_mutants=progress.grow)
