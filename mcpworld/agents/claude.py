@@ -12,33 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.base import image_data
-from gateway.modes import BASH_TOOL, COMPUTER_TOOL, EDIT_TOOL, Kind, Mode
+from gateway.modes import BASH_TOOL, COMPUTER_TOOL, EDIT_TOOL, Kind
 from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached, register
+from mcpworld.agents.prompts import system_prompt
 
 BETA = "computer-use-2025-01-24"
 KEEP_SCREENSHOTS = 3
-
-_BASE = ("You operate a Linux desktop (XFCE on a virtual display) to complete the user's task in the "
-         "application that is already open. Work step by step: observe, act, check the result. "
-         "When the task is done, reply with a short summary and no tool call.")
-PROMPTS = {
-    (Mode.GUI, False): _BASE + " You can see the screen with screenshots and use the mouse and keyboard. You can also "
-                            "run shell commands with the bash tool and edit files with the editor tool.",
-    (Mode.HYBRID, False): _BASE + " You can use the mouse, keyboard and screenshots, the bash and editor tools, and the "
-                               "application's own tools (MCP). Prefer an application tool where one fits; fall back to "
-                               "the GUI where none does.",
-    (Mode.MCP, False): _BASE + " You cannot see or click the screen. Use the application's own tools (MCP); you may also "
-                            "run shell commands with the bash tool and edit files with the editor tool.",
-    (Mode.GUI, True): _BASE + " You can see the screen with screenshots and use the mouse and keyboard. There is no shell.",
-    (Mode.HYBRID, True): _BASE + " You can use the mouse, keyboard and screenshots, and the application's own tools (MCP). "
-                              "There is no shell.",
-    (Mode.MCP, True): _BASE + " You cannot see or click the screen and have no shell. Use only the application's own "
-                           "tools (MCP).",
-}
-
-
-def system_prompt(mode: str, no_bash: bool) -> str:
-    return PROMPTS[(mode, no_bash)]
 
 
 def api_tools(specs) -> tuple[list[dict[str, Any]], dict[str, str]]:
