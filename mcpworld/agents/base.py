@@ -14,6 +14,10 @@ class Usage(BaseModel):
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     model: str | None = None
+    # requests the model's API client sent again after a rate limit or a server error
+    api_retries: int = 0
+    # tool calls the model made with malformed arguments or an unknown tool name (answered with the error)
+    bad_tool_calls: int = 0
 
     def add(self, other) -> None:
         for f in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
@@ -52,6 +56,10 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     async def run(self, ctx: AgentContext) -> None:
         """Act on the environment through ctx.tools until done; record steps and usage on ctx."""
+
+    def check(self) -> None:
+        """Raise AgentError naming what the agent lacks (an API key, a server that answers), before any
+        environment starts: one clear error up front instead of a failure in every trial."""
 
 
 AGENTS: dict[str, type[Agent]] = {}

@@ -4,11 +4,12 @@ GUI, bash and edit tools are declared with Anthropic's tool types for Claude 4.x
 bash_20250124, text_editor_20250728, whose name is the gateway's own editor name); every MCP tool is an
 ordinary tool with its JSON schema.
 Temperature 0 (sent in the body; the 2.x SDK has no argument for it); a step cap; token usage summed; old screenshots pruned from the history.
-ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY are read by the SDK as usual.
+ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY are read by the SDK as usual (the key from another variable with api_key_env).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from gateway.base import image_data
@@ -17,6 +18,7 @@ from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached
 from mcpworld.agents.prompts import system_prompt
 
 BETA = "computer-use-2025-01-24"
+KEY_ENV = "ANTHROPIC_API_KEY"
 KEEP_SCREENSHOTS = 3
 
 
@@ -74,14 +76,27 @@ class ClaudeAgent(Agent):
     name = "claude"
 
     def __init__(self, model: str = "claude-sonnet-4-6", max_tokens: int = 4096, base_url: str | None = None,
-                 api_key: str | None = None, temperature: float | None = 0.0):
-        self.model, self.max_tokens, self.temperature = model, max_tokens, temperature
-        self.base_url, self.api_key = base_url, api_key
+                 api_key: str | None = None, temperature: float | None = 0.0, api_key_env: str = KEY_ENV,
+                 request: dict[str, Any] | None = None):
+        """request: extra fields for every request (`--agent-option`); its max_tokens and temperature take
+        the place of the arguments'."""
+        request = dict(request or {})
+        self.model, self.max_tokens = model, int(request.pop("max_tokens", max_tokens))
+        self.temperature = request.pop("temperature", temperature)
+        self.base_url, self.api_key, self.api_key_env, self.request = base_url, api_key, api_key_env, request
+
+    def check(self) -> None:
+        if self.api_key or os.environ.get(self.api_key_env):
+            return
+        if self.api_key_env == KEY_ENV and os.environ.get("ANTHROPIC_AUTH_TOKEN"):  # the SDK's other credential
+            return
+        raise AgentError(f"--agent claude reads its API key from ${self.api_key_env}, which is not set")
 
     async def run(self, ctx: AgentContext) -> None:
         import anthropic
 
-        client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key=self.api_key, max_retries=2)
+        client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key=self.api_key or os.environ.get(self.api_key_env),
+                                          max_retries=2)
         tools, names = api_tools(ctx.tools.specs())
         ctx.usage.model = self.model
         messages: list[dict[str, Any]] = [{"role": "user", "content": ctx.instruction}]
@@ -91,10 +106,10 @@ class ClaudeAgent(Agent):
                 prune_screenshots(messages)
                 # anthropic 2.x has no temperature argument; it still goes in the request body
                 # (None leaves it out, for models that refuse sampling parameters).
-                extra = {"temperature": self.temperature} if self.temperature is not None else None
+                extra = {**({"temperature": self.temperature} if self.temperature is not None else {}), **self.request}
                 reply = await client.beta.messages.create(
                     model=self.model, max_tokens=self.max_tokens, system=system_prompt(ctx.mode, ctx.no_bash),
-                    tools=tools, messages=messages, betas=[BETA], extra_body=extra)
+                    tools=tools, messages=messages, betas=[BETA], extra_body=extra or None)
                 ctx.usage.add(reply.usage)
                 ctx.usage.model = reply.model or self.model  # the dated id that answered, for the price table
                 content = [b.model_dump(exclude_none=True) for b in reply.content]

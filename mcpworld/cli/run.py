@@ -19,7 +19,7 @@ def run(
     mode: list[str] = typer.Option(["hybrid"], "--mode", "-m", help="gui, mcp or hybrid (repeatable)"),
     app_id: list[str] = typer.Option([], "--app", help="run all tasks of an app (repeatable)"),
     task: list[str] = typer.Option([], "--task", "-t", help="run one task, e.g. anki/161 (repeatable)"),
-    agent: str = typer.Option("oracle", help="oracle, null, claude or command"),
+    agent: str = typer.Option("oracle", help="oracle, null, claude, openai or command"),
     trials: int = typer.Option(1, min=1),
     parallel: str = typer.Option("1", help="environments side by side, or auto: another starts while the machine "
                                  "has memory for its app's measured peak and CPU to spare (see `mcpworld bench`)"),
@@ -30,7 +30,14 @@ def run(
                                           "done through its API (flagged; the report shows SR both ways)"),
     timeout: Optional[float] = typer.Option(None, help="seconds per trial (default: the task's)"),
     max_steps: Optional[int] = typer.Option(None, help="agent step cap (default: the task's)"),
-    model: Optional[str] = typer.Option(None, help="model for the claude agent"),
+    model: Optional[str] = typer.Option(None, help="claude, openai: the model"),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="claude, openai: the API's URL (default: the "
+                                           "SDK's), e.g. http://127.0.0.1:8000/v1 for a local vLLM server"),
+    api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="claude, openai: the variable holding the "
+                                              "API key (default ANTHROPIC_API_KEY, OPENAI_API_KEY)"),
+    agent_option: list[str] = typer.Option([], "--agent-option", help="claude, openai: KEY=VALUE sent in every "
+                                           "request (temperature=0, seed=1, max_tokens=2048; VALUE read as JSON "
+                                           "where it parses) (repeatable)"),
     agent_command: Optional[str] = typer.Option(None, "--command", help="argv for the command agent; {prompt} is one slot"),
     backend: str = typer.Option("local", help="local (Xvfb on this machine) or docker (one container per trial)"),
     desktop: str = typer.Option("xfce", help="docker: the desktop image, xfce or kde"),
@@ -63,9 +70,7 @@ def run(
     opts = TrialOptions(no_bash=no_bash, tools=frozenset(t.strip() for t in tools.split(",")) if tools else None,
                         timeout=timeout, max_steps=max_steps, backend=backend, desktop=desktop, gpu=gpu,
                         app_build=app_build, count_api_in_gui=count_api_in_gui)
-    agent_options = {}
-    if agent == "claude" and model:
-        agent_options["model"] = model
+    agent_options = _model_agent_options(agent, model, base_url, api_key_env, agent_option)
     if agent == "command":
         if not agent_command or "{prompt}" not in agent_command:
             fail("--agent command needs --command 'ARGV with {prompt}' (the slot the task's instruction goes in)")
@@ -100,6 +105,7 @@ def run(
     if not_runnable:
         err.print("declared but not run (STRICT counts them as failures): " + "; ".join(not_runnable), highlight=False,
                   soft_wrap=True)
+    _check_agent(agent, agent_options)
     runner_for = None
     if executor == "ray" and parallel == "auto":
         fail("--parallel auto admits environments on this machine; on Ray each node's mcpworld_env slots do")
@@ -125,6 +131,39 @@ def run(
             fail(str(e), 1)
     print_report(summary, console)
     console.print(f"results: {out}  (mcpworld report {out} --html report.html)")
+
+
+def _model_agent_options(agent: str, model: str | None, base_url: str | None, api_key_env: str | None,
+                         agent_option: list[str]) -> dict:
+    """What the model agents take from the command line (the key's variable, never the key: run.json
+    records these options)."""
+    given = {"--model": model, "--base-url": base_url, "--api-key-env": api_key_env, "--agent-option": agent_option}
+    if agent not in ("claude", "openai"):
+        if any(given.values()):
+            fail(f"{', '.join(k for k, v in given.items() if v)}: for --agent claude or openai, not {agent}")
+        return {}
+    request = {}
+    for item in agent_option:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            fail(f"--agent-option {item!r}: expected KEY=VALUE")
+        try:
+            request[key.strip()] = json.loads(value)
+        except ValueError:
+            request[key.strip()] = value  # a plain string
+    options = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "request": request or None}
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _check_agent(name: str, options: dict) -> None:
+    """Exit 2 with what the agent lacks (unknown name, API key, a server that does not answer) before any
+    environment starts, not as an agent_error in every trial."""
+    from mcpworld.agents import AgentError, make_agent
+
+    try:
+        make_agent(name, **options).check()
+    except (ValueError, TypeError, AgentError) as e:
+        fail(str(e))
 
 
 def _not_runnable(info: dict[str, dict]) -> list[str]:

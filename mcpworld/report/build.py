@@ -86,6 +86,8 @@ class Cost(BaseModel):
     agent_s_mean: float
     models: list[str]
     dollars: float | None = Field(description="None when a trial's model has no price in the table")
+    api_retries: int = Field(0, description="requests to the model's API sent again (rate limits, server errors)")
+    bad_tool_calls: int = Field(0, description="tool calls with malformed arguments or an unknown tool name")
 
 
 class TrialRow(BaseModel):
@@ -284,7 +286,8 @@ def cost(rs: list[TrialResult], prices: dict[str, Price]) -> Cost:
                 cache_read_tokens=sum(r.usage.cache_read_input_tokens for r in rs),
                 wall_s=wall, wall_s_mean=wall / n if n else 0.0,
                 agent_s_mean=sum(r.timings.agent_s for r in rs) / n if n else 0.0,
-                models=sorted({r.usage.model for r in rs if r.usage.model}), dollars=dollars)
+                models=sorted({r.usage.model for r in rs if r.usage.model}), dollars=dollars,
+                api_retries=sum(r.usage.api_retries for r in rs), bad_tool_calls=sum(r.usage.bad_tool_calls for r in rs))
 
 
 def trial_row(r: TrialResult, run_dir: str) -> TrialRow:

@@ -92,6 +92,9 @@ def print_report(rep: Report, console: Console, per_task: bool = True) -> None:
         t.add_row(m, str(c.input_tokens), str(c.output_tokens), str(c.cache_write_tokens), str(c.cache_read_tokens),
                   f"{c.wall_s_mean:.1f}", "-" if c.dollars is None else f"{c.dollars:.2f}")
     console.print(t)
+    if rep.cost["all"].api_retries or rep.cost["all"].bad_tool_calls:
+        console.print(f"model API requests retried: {rep.cost['all'].api_retries}; malformed or unknown tool calls: "
+                      f"{rep.cost['all'].bad_tool_calls}", highlight=False)
     if rep.cost["all"].tool_calls_by_tool:
         console.print("tool calls by tool: " + ", ".join(f"{k}={v}" for k, v in rep.cost["all"].tool_calls_by_tool.items()),
                       highlight=False)
