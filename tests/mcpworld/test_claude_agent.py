@@ -1,10 +1,6 @@
 """The Claude agent with the real `anthropic` client, pointed at a local server that answers in the
 Messages API format with scripted replies (the API itself cannot be reached from here)."""
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from mcpworld.agents import make_agent
@@ -13,41 +9,23 @@ from mcpworld.config.load import load_tasks
 from mcpworld.report.build import build
 from mcpworld.report.prices import Price
 from mcpworld.trial import Trial, TrialOptions
+from tests.mcpworld.scripted_api import ScriptedServer
 
 TASKS = load_tasks()
 
 
-class ScriptedMessagesAPI:
+class ScriptedMessagesAPI(ScriptedServer):
     """Answers POST /v1/messages with the next scripted reply; keeps every request it got."""
 
     def __init__(self, replies):
-        self.replies, self.requests = list(replies), []
-        api = self
+        self.replies = list(replies)
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                api.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                reply = api.replies.pop(0) if api.replies else api.replies_exhausted()
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *a):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    def answer(self, request):
+        return 200, self.replies.pop(0) if self.replies else self.replies_exhausted(), {}
 
     def replies_exhausted(self):
         return message([tool_use("tu_again", "computer", {"action": "screenshot"})], "tool_use")
-
-    def close(self):
-        self.server.shutdown()
 
 
 def message(content, stop_reason, usage=(100, 20)):

@@ -1,0 +1,275 @@
+"""The OpenAI-compatible agent with the real `openai` client, pointed at a scripted Chat Completions server on a
+loopback port that answers like a model: it replays a task's reference solution as tool calls, one per reply,
+checks that each request carries what the protocol requires, and at times answers with a malformed call, an
+unknown tool or a rate limit. The apps, the display and the gateway are real; only the model is scripted."""
+
+import base64
+import json
+import os
+import socket
+
+import pytest
+
+from gateway.base import ToolSpec
+from gateway.modes import Kind
+from mcpworld.agents import make_agent
+from mcpworld.agents.openai_agent import REMOVED, function_tools, parse_arguments, prune_screenshots
+from mcpworld.agents.prompts import system_prompt
+from mcpworld.config.load import load_tasks
+from mcpworld.trial import Trial, TrialOptions
+from tests.mcpworld.scripted_api import ScriptedServer
+from tests.mcpworld.test_cli import mcpworld
+
+TASKS = load_tasks()
+MODEL = "scripted-model"
+ANSWERED_BY = "scripted-model-2026-01"  # the id replies carry, as hosted APIs answer with a dated one
+USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 30}}
+RATE_LIMITED, SERVER_ERROR = ("429",), ("500",)
+BAD_JSON = '{"fields": {"Front": "What is'
+
+
+class ScriptedChatAPI(ScriptedServer):
+    """POST /v1/chat/completions: the next scripted reply (RATE_LIMITED: a 429 the client must retry);
+    GET /v1/models: the one model it serves. What a request lacks is kept in `problems`."""
+
+    def __init__(self, script):
+        self.script, self.problems, self.served = list(script), [], 0
+        super().__init__()
+        self.base_url = self.url + "/v1"
+
+    def answer(self, request):
+        if request["method"] == "GET" and request["path"] == "/v1/models":
+            return 200, {"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0,
+                                                     "owned_by": "test"}]}, {}
+        if request["path"] != "/v1/chat/completions":
+            return 404, {"error": {"message": f"no {request['path']}"}}, {}
+        self.problems += [f"request {len(self.requests)}: {p}" for p in protocol_problems(request["body"])]
+        reply = self.script.pop(0) if self.script else text_reply("(script exhausted)")
+        if reply is RATE_LIMITED:
+            return 429, {"error": {"message": "rate limited", "type": "rate_limit_error"}}, {"retry-after-ms": "50"}
+        if reply is SERVER_ERROR:
+            return 500, {"error": {"message": "the model crashed", "type": "server_error"}}, {"retry-after-ms": "50"}
+        self.served += 1
+        return 200, reply, {}
+
+
+def protocol_problems(body) -> list[str]:
+    """What the Chat Completions protocol needs that this request lacks: function tools with object schemas,
+    every tool call answered by a tool message right after it, the screenshots of the last calls as image parts
+    in the user message that follows their tool messages."""
+    problems = []
+    for t in body.get("tools") or []:
+        f = t.get("function") or {}
+        if t.get("type") != "function" or not f.get("name") or (f.get("parameters") or {}).get("type") != "object":
+            problems.append(f"not a function tool with an object schema: {t}")
+    if not body.get("tools"):
+        problems.append("no tools")
+    msgs = body["messages"]
+    for i, m in enumerate(msgs):
+        if m["role"] != "assistant" or not m.get("tool_calls"):
+            continue
+        ids = [c["id"] for c in m["tool_calls"]]
+        answered = [x.get("tool_call_id") for x in msgs[i + 1:i + 1 + len(ids)] if x["role"] == "tool"]
+        if answered != ids:
+            problems.append(f"tool calls {ids} answered by {answered}")
+        after = msgs[i + 1 + len(ids):i + 2 + len(ids)]
+        if i == max(j for j, x in enumerate(msgs) if x["role"] == "assistant") and any(
+                "screenshot" in x["content"] for x in msgs[i + 1:i + 1 + len(ids)]):
+            if not (after and after[0]["role"] == "user" and any(p.get("type") == "image_url" for p in after[0]["content"])):
+                problems.append(f"no image part after the screenshot of {ids}")
+    return problems
+
+
+def completion(message, finish_reason):
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": ANSWERED_BY,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}], "usage": USAGE}
+
+
+def call_reply(call_id, name, arguments):
+    """One tool call; arguments a dict (sent as its JSON) or a string sent as it is."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return completion({"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}]}, "tool_calls")
+
+
+def text_reply(text):
+    return completion({"role": "assistant", "content": text}, "stop")
+
+
+def replay(key, mode):
+    """The task's reference solution for the mode, a tool call per reply (ids call_0, call_1, ...)."""
+    return [call_reply(f"call_{i}", s.tool, s.args) for i, s in enumerate(TASKS[key].task.oracle_for(mode))]
+
+
+@pytest.fixture
+def api():
+    servers = []
+
+    def make(script):
+        servers.append(ScriptedChatAPI(script))
+        return servers[-1]
+    yield make
+    for s in servers:
+        s.close()
+
+
+def agent(fake, **kw):
+    return make_agent("openai", model=MODEL, base_url=fake.base_url, api_key="test-key", **kw)
+
+
+async def trial(key, mode, fake, tmp_path, **kw):
+    return await Trial(TASKS[key], agent(fake, **kw), TrialOptions(mode=mode), tmp_path / "t").run()
+
+
+def tool_answer(request, call_id):
+    return next(m for m in request["body"]["messages"] if m["role"] == "tool" and m["tool_call_id"] == call_id)
+
+
+async def test_mcp_mode_through_a_malformed_call_an_unknown_tool_and_a_rate_limit(api, tmp_path):
+    oracle = replay("anki/161", "mcp")
+    fake = api([call_reply("bad_json", "anki__add_note", BAD_JSON), RATE_LIMITED,
+                call_reply("no_tool", "anki__add_flashcard", {"front": "x"}), *oracle, text_reply("Added the card.")])
+    r = await trial("anki/161", "mcp", fake, tmp_path, request={"temperature": 0, "seed": 7})
+    assert r.success and r.kscr == 1.0, r.failure_detail
+    assert fake.problems == []
+    assert r.usage.bad_tool_calls == 2 and r.usage.api_retries == 1
+    assert r.steps == 2 + len(oracle) and r.tool_calls == len(oracle) and r.tool_calls_by_kind == {"mcp": len(oracle)}
+    # every reply served is counted: prompt tokens less the cached ones in, completion tokens out, cached apart
+    n = fake.served
+    assert n == 3 + len(oracle) and len(fake.requests) == n + 1  # and the one refused with a 429
+    u = r.usage
+    assert (u.input_tokens, u.output_tokens, u.cache_read_input_tokens) == (70 * n, 20 * n, 30 * n)
+    assert u.model == ANSWERED_BY
+
+    body = fake.requests[0]["body"]
+    assert body["model"] == MODEL and body["temperature"] == 0 and body["seed"] == 7
+    assert body["messages"] == [{"role": "system", "content": system_prompt("mcp", False)},
+                                {"role": "user", "content": TASKS["anki/161"].instruction}]
+    tools = {t["function"]["name"]: t["function"] for t in body["tools"]}
+    assert "computer" not in tools and {"bash", "str_replace_based_edit_tool", "anki__add_note"} <= set(tools)
+    assert all(name.startswith("anki__") for name in set(tools) - {"bash", "str_replace_based_edit_tool"})
+    assert "fields" in tools["anki__add_note"]["parameters"]["properties"]
+    second = fake.requests[1]
+    assert "not valid JSON" in tool_answer(second, "bad_json")["content"]
+    # the malformed arguments are not sent back as the model's (servers that parse the history would refuse them)
+    assert second["body"]["messages"][-2]["tool_calls"][0]["function"]["arguments"] == "{}"
+    assert fake.requests[2]["body"] == second["body"]  # the 429 was retried as it was
+    assert "no tool named 'anki__add_flashcard'" in tool_answer(fake.requests[3], "no_tool")["content"]
+
+
+async def test_hybrid_mode_screenshot_goes_back_as_an_image_part(api, tmp_path):
+    oracle = replay("anki/161", "hybrid")
+    fake = api([call_reply("shot", "computer", {"action": "screenshot"}), *oracle, text_reply("Done.")])
+    r = await trial("anki/161", "hybrid", fake, tmp_path)
+    assert r.success and r.kscr == 1.0, r.failure_detail
+    assert fake.problems == [] and r.tool_calls_by_kind == {"gui": 1, "mcp": len(oracle)}
+    assert r.usage.bad_tool_calls == 0 and r.usage.api_retries == 0
+
+    messages = fake.requests[1]["body"]["messages"]
+    assert messages[-2]["role"] == "tool" and messages[-2]["tool_call_id"] == "shot"
+    shown = messages[-1]
+    assert shown["role"] == "user" and shown["content"][0] == {"type": "text", "text": "Screenshot from tool call shot:"}
+    url = shown["content"][1]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,")
+    png = base64.b64decode(url.split(",", 1)[1])
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    # the image is the size the model is told the screen is
+    computer = next(t["function"] for t in fake.requests[0]["body"]["tools"] if t["function"]["name"] == "computer")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and f"on the {width}x{height} screen" in computer["description"]
+    assert "action" in computer["parameters"]["properties"]
+    assert fake.requests[0]["body"]["messages"][0]["content"] == system_prompt("hybrid", False)
+
+
+async def test_gui_mode_replays_the_gui_oracle(api, tmp_path):
+    """vscode/1's GUI solution waits with pauses of its own, not for events: a model's calls can replay it."""
+    oracle = replay("vscode/1", "gui")
+    fake = api([*oracle, text_reply("The theme is Solarized Light.")])
+    r = await trial("vscode/1", "gui", fake, tmp_path, keep_screenshots=2)
+    assert r.success and r.kscr == 1.0, r.failure_detail
+    assert fake.problems == [] and r.tool_calls_by_kind == {"gui": len(oracle)} and r.steps == len(oracle)
+    last = fake.requests[-1]["body"]["messages"]
+    parts = [p for m in last if m["role"] == "user" and isinstance(m["content"], list) for p in m["content"]]
+    shots = sum("screenshot" in m["content"] for m in last if m["role"] == "tool")
+    assert shots > 2 and sum(p["type"] == "image_url" for p in parts) == 2
+    assert sum(p.get("text") == REMOVED for p in parts) == shots - 2
+
+
+async def test_a_script_that_stops_early_fails_cleanly(api, tmp_path):
+    fake = api([call_reply("look", "anki__list_decks", {}), text_reply("Done.")])
+    r = await trial("anki/164", "mcp", fake, tmp_path)
+    assert not r.success and r.failure == "evaluated_failed" and r.agent_failure is None, r.failure_detail
+    assert r.steps == 1 and fake.problems == [] and len(fake.requests) == 2
+    assert "Default" in tool_answer(fake.requests[1], "look")["content"]
+
+
+async def test_step_cap_and_a_failing_server(api, tmp_path):
+    fake = api([call_reply(f"c{i}", "anki__list_decks", {}) for i in range(5)])
+    r = await Trial(TASKS["anki/164"], agent(fake), TrialOptions(mode="mcp", max_steps=2), tmp_path / "cap").run()
+    assert r.failure == "step_cap" and r.steps == 2 and len(fake.requests) == 2
+    broken = api([SERVER_ERROR, SERVER_ERROR])
+    r = await trial("anki/164", "mcp", broken, tmp_path, max_retries=1)
+    assert r.failure == "agent_error" and "the model crashed" in r.failure_detail and len(broken.requests) == 2
+
+
+def test_function_tools_prune_and_arguments():
+    specs = [ToolSpec("srv__get.item", "Reads an item.", {}, Kind.MCP, annotations={"readOnlyHint": True}),
+             ToolSpec("computer", "The mouse.", {"type": "object", "properties": {}}, Kind.GUI, display=(1280, 800))]
+    tools, names = function_tools(specs)
+    assert names == {"srv__get_item": "srv__get.item", "computer": "computer"}
+    read = tools[0]["function"]
+    assert read["parameters"] == {"type": "object", "properties": {}} and read["description"].endswith("(read-only)")
+    assert "1280x800 screen" in tools[1]["function"]["description"]
+
+    msgs = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": str(i)}}]} for i in range(5)]
+    prune_screenshots(msgs, keep=3)
+    assert [m["content"][0]["type"] for m in msgs] == ["text", "text", "image_url", "image_url", "image_url"]
+
+    assert parse_arguments('{"a": 1}') == {"a": 1} and parse_arguments("") == {}
+    for bad, why in ((BAD_JSON, "not valid JSON"), ("[1]", "JSON object")):
+        with pytest.raises(ValueError, match=why):
+            parse_arguments(bad)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_cli_checks_the_key_and_the_server_before_any_environment(api, tmp_path):
+    out = tmp_path / "run"
+    base = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    run = ("run", "--task", "anki/164", "--mode", "mcp", "--out", str(out))
+    r = mcpworld(*run, "--agent", "openai", "--model", MODEL, env=base)
+    assert r.returncode == 2 and "$OPENAI_API_KEY" in r.stderr, r.stderr
+    r = mcpworld(*run, "--agent", "openai", "--model", MODEL, "--api-key-env", "MY_MODEL_KEY", env=base)
+    assert r.returncode == 2 and "$MY_MODEL_KEY" in r.stderr, r.stderr
+    r = mcpworld(*run, "--agent", "claude", env=base)
+    assert r.returncode == 2 and "$ANTHROPIC_API_KEY" in r.stderr, r.stderr
+    nowhere = f"http://127.0.0.1:{_free_port()}/v1"
+    r = mcpworld(*run, "--agent", "openai", "--model", MODEL, "--base-url", nowhere, env={**base, "OPENAI_API_KEY": "k"})
+    assert r.returncode == 2 and f"no OpenAI-compatible server answers at {nowhere}" in r.stderr, r.stderr
+    fake = api([])
+    r = mcpworld(*run, "--agent", "openai", "--model", "other-model", "--base-url", fake.base_url,
+                 env={**base, "OPENAI_API_KEY": "k"})
+    assert r.returncode == 2 and f"'other-model' is not among the models {fake.base_url} serves: {MODEL}" in r.stderr
+    assert not out.exists() and all(q["method"] == "GET" for q in fake.requests)
+
+
+def test_cli_run_against_a_scripted_server(api, tmp_path):
+    out = tmp_path / "run"
+    fake = api([*replay("anki/164", "mcp"), text_reply("Created the deck.")])
+    r = mcpworld("run", "--task", "anki/164", "--mode", "mcp", "--agent", "openai", "--model", MODEL, "--base-url",
+                 fake.base_url, "--agent-option", "temperature=0", "--agent-option", "top_k=20", "--out", str(out),
+                 env={**os.environ, "OPENAI_API_KEY": "secret-test-key"})
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sr"] == 1.0 and summary["cost"]["all"]["input_tokens"] == 70 * 2
+    assert summary["cost"]["all"]["models"] == [ANSWERED_BY] and summary["cost"]["all"]["dollars"] is None  # no price
+    run = json.loads((out / "run.json").read_text())
+    assert run["agent_options"] == {"model": MODEL, "base_url": fake.base_url, "request": {"temperature": 0, "top_k": 20}}
+    assert "secret-test-key" not in (out / "run.json").read_text()
+    chat = [q for q in fake.requests if q["method"] == "POST"]
+    headers = {k.lower(): v for k, v in chat[0]["headers"].items()}
+    assert chat[0]["body"]["top_k"] == 20 and headers["authorization"] == "Bearer secret-test-key"
+    assert fake.problems == [] and "tokens in" in r.stdout
