@@ -77,13 +77,14 @@ class ClaudeAgent(Agent):
 
     def __init__(self, model: str = "claude-sonnet-4-6", max_tokens: int = 4096, base_url: str | None = None,
                  api_key: str | None = None, temperature: float | None = 0.0, api_key_env: str = KEY_ENV,
-                 request: dict[str, Any] | None = None):
+                 request: dict[str, Any] | None = None, keep_screenshots: int = KEEP_SCREENSHOTS):
         """request: extra fields for every request (`--agent-option`); its max_tokens and temperature take
-        the place of the arguments'."""
+        the place of the arguments'. keep_screenshots: how many of the newest stay in the history."""
         request = dict(request or {})
         self.model, self.max_tokens = model, int(request.pop("max_tokens", max_tokens))
         self.temperature = request.pop("temperature", temperature)
         self.base_url, self.api_key, self.api_key_env, self.request = base_url, api_key, api_key_env, request
+        self.keep_screenshots = keep_screenshots
 
     def check(self) -> None:
         if self.api_key or os.environ.get(self.api_key_env):
@@ -103,7 +104,7 @@ class ClaudeAgent(Agent):
         ctx.messages = messages
         try:
             for _turn in range(ctx.max_steps):
-                prune_screenshots(messages)
+                prune_screenshots(messages, self.keep_screenshots)
                 # anthropic 2.x has no temperature argument; it still goes in the request body
                 # (None leaves it out, for models that refuse sampling parameters).
                 extra = {**({"temperature": self.temperature} if self.temperature is not None else {}), **self.request}

@@ -38,6 +38,8 @@ def run(
     agent_option: list[str] = typer.Option([], "--agent-option", help="claude, openai: KEY=VALUE sent in every "
                                            "request (temperature=0, seed=1, max_tokens=2048; VALUE read as JSON "
                                            "where it parses) (repeatable)"),
+    keep_screenshots: Optional[int] = typer.Option(None, "--keep-screenshots", min=0, help="claude, openai: the "
+                                                   "newest screenshots kept in the history the model gets (default 3)"),
     agent_command: Optional[str] = typer.Option(None, "--command", help="argv for the command agent; {prompt} is one slot"),
     backend: str = typer.Option("local", help="local (Xvfb on this machine) or docker (one container per trial)"),
     desktop: str = typer.Option("xfce", help="docker: the desktop image, xfce or kde"),
@@ -70,7 +72,7 @@ def run(
     opts = TrialOptions(no_bash=no_bash, tools=frozenset(t.strip() for t in tools.split(",")) if tools else None,
                         timeout=timeout, max_steps=max_steps, backend=backend, desktop=desktop, gpu=gpu,
                         app_build=app_build, count_api_in_gui=count_api_in_gui)
-    agent_options = _model_agent_options(agent, model, base_url, api_key_env, agent_option)
+    agent_options = _model_agent_options(agent, model, base_url, api_key_env, agent_option, keep_screenshots)
     if agent == "command":
         if not agent_command or "{prompt}" not in agent_command:
             fail("--agent command needs --command 'ARGV with {prompt}' (the slot the task's instruction goes in)")
@@ -134,10 +136,11 @@ def run(
 
 
 def _model_agent_options(agent: str, model: str | None, base_url: str | None, api_key_env: str | None,
-                         agent_option: list[str]) -> dict:
+                         agent_option: list[str], keep_screenshots: int | None) -> dict:
     """What the model agents take from the command line (the key's variable, never the key: run.json
     records these options)."""
-    given = {"--model": model, "--base-url": base_url, "--api-key-env": api_key_env, "--agent-option": agent_option}
+    given = {"--model": model, "--base-url": base_url, "--api-key-env": api_key_env, "--agent-option": agent_option,
+             "--keep-screenshots": keep_screenshots is not None}
     if agent not in ("claude", "openai"):
         if any(given.values()):
             fail(f"{', '.join(k for k, v in given.items() if v)}: for --agent claude or openai, not {agent}")
@@ -151,7 +154,8 @@ def _model_agent_options(agent: str, model: str | None, base_url: str | None, ap
             request[key.strip()] = json.loads(value)
         except ValueError:
             request[key.strip()] = value  # a plain string
-    options = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "request": request or None}
+    options = {"model": model, "base_url": base_url, "api_key_env": api_key_env, "request": request or None,
+               "keep_screenshots": keep_screenshots}
     return {k: v for k, v in options.items() if v is not None}
 
 

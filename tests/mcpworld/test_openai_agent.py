@@ -230,6 +230,17 @@ def test_function_tools_prune_and_arguments():
             parse_arguments(bad)
 
 
+def test_the_servers_protocol_check_sees_what_is_missing():
+    tools = [{"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}]
+    asked = {"role": "assistant", "content": None, "tool_calls": [{"id": "x"}]}
+    shot = {"role": "tool", "tool_call_id": "x", "content": "[1 screenshot in the next user message]"}
+    image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:"}}]}
+    assert protocol_problems({"tools": tools, "messages": [asked, shot, image]}) == []
+    assert len(protocol_problems({"tools": tools, "messages": [asked, {"role": "user", "content": "hi"}]})) == 1
+    assert len(protocol_problems({"tools": tools, "messages": [asked, shot]})) == 1
+    assert len(protocol_problems({"tools": [{"type": "function", "function": {"name": "a"}}], "messages": []})) == 1
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
