@@ -66,7 +66,6 @@ def run(
     if parallel != "auto" and not (parallel.isdigit() and int(parallel) >= 1):
         fail(f"--parallel must be a whole number from 1, or auto (not {parallel!r})")
     parallel = parallel if parallel == "auto" else int(parallel)
-    _, tasks = load()
     if app_build is not None and not app_build.is_dir():
         fail(f"--app-build {app_build}: no such folder")
     opts = TrialOptions(no_bash=no_bash, tools=frozenset(t.strip() for t in tools.split(",")) if tools else None,
@@ -77,6 +76,9 @@ def run(
         if not agent_command or "{prompt}" not in agent_command:
             fail("--agent command needs --command 'ARGV with {prompt}' (the slot the task's instruction goes in)")
         agent_options["command"] = agent_command
+    if resume is None:  # a resumed run's agent is the one its run.json names: checked once that is read
+        _check_agent(agent, agent_options)
+    _, tasks = load()
     resumed = None
     if rerun_testbed and resume is None:
         fail("--rerun-testbed reruns trials of a run: give the run with --resume RUN")
@@ -101,13 +103,13 @@ def run(
             print_report(summary, console)
             console.print(f"results: {out}  (mcpworld report {out} --html report.html)")
             return
+        _check_agent(agent, agent_options)
     if total == 0:
         fail("nothing to run: " + ("; ".join(not_runnable) if not runnable and not_runnable
                                    else "no selected task declares the chosen mode(s)"))
     if not_runnable:
         err.print("declared but not run (STRICT counts them as failures): " + "; ".join(not_runnable), highlight=False,
                   soft_wrap=True)
-    _check_agent(agent, agent_options)
     runner_for = None
     if executor == "ray" and parallel == "auto":
         fail("--parallel auto admits environments on this machine; on Ray each node's mcpworld_env slots do")

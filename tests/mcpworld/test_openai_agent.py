@@ -271,14 +271,15 @@ def test_cli_run_against_a_scripted_server(api, tmp_path):
     out = tmp_path / "run"
     fake = api([*replay("anki/164", "mcp"), text_reply("Created the deck.")])
     r = mcpworld("run", "--task", "anki/164", "--mode", "mcp", "--agent", "openai", "--model", MODEL, "--base-url",
-                 fake.base_url, "--agent-option", "temperature=0", "--agent-option", "top_k=20", "--out", str(out),
+                 fake.base_url, "--agent-option", "temperature=0", "--agent-option", "top_k=20", "--keep-screenshots", "2", "--out", str(out),
                  env={**os.environ, "OPENAI_API_KEY": "secret-test-key"})
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["sr"] == 1.0 and summary["cost"]["all"]["input_tokens"] == 70 * 2
     assert summary["cost"]["all"]["models"] == [ANSWERED_BY] and summary["cost"]["all"]["dollars"] is None  # no price
     run = json.loads((out / "run.json").read_text())
-    assert run["agent_options"] == {"model": MODEL, "base_url": fake.base_url, "request": {"temperature": 0, "top_k": 20}}
+    assert run["agent_options"] == {"model": MODEL, "base_url": fake.base_url, "request": {"temperature": 0, "top_k": 20},
+                                    "keep_screenshots": 2}
     assert "secret-test-key" not in (out / "run.json").read_text()
     chat = [q for q in fake.requests if q["method"] == "POST"]
     headers = {k.lower(): v for k, v in chat[0]["headers"].items()}
