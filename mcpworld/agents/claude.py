@@ -96,8 +96,8 @@ class ClaudeAgent(Agent):
     async def run(self, ctx: AgentContext) -> None:
         import anthropic
 
-        client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key=self.api_key or os.environ.get(self.api_key_env),
-                                          max_retries=2)
+        key = self.api_key or os.environ.get(self.api_key_env)  # None: the SDK looks for its own variables
+        client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key=key, max_retries=2)
         tools, names = api_tools(ctx.tools.specs())
         ctx.usage.model = self.model
         messages: list[dict[str, Any]] = [{"role": "user", "content": ctx.instruction}]

@@ -65,17 +65,19 @@ def protocol_problems(body) -> list[str]:
     if not body.get("tools"):
         problems.append("no tools")
     msgs = body["messages"]
+    last = max((j for j, x in enumerate(msgs) if x["role"] == "assistant"), default=-1)
     for i, m in enumerate(msgs):
         if m["role"] != "assistant" or not m.get("tool_calls"):
             continue
         ids = [c["id"] for c in m["tool_calls"]]
-        answered = [x.get("tool_call_id") for x in msgs[i + 1:i + 1 + len(ids)] if x["role"] == "tool"]
-        if answered != ids:
-            problems.append(f"tool calls {ids} answered by {answered}")
-        after = msgs[i + 1 + len(ids):i + 2 + len(ids)]
-        if i == max(j for j, x in enumerate(msgs) if x["role"] == "assistant") and any(
-                "screenshot" in x["content"] for x in msgs[i + 1:i + 1 + len(ids)]):
-            if not (after and after[0]["role"] == "user" and any(p.get("type") == "image_url" for p in after[0]["content"])):
+        answers = msgs[i + 1:i + 1 + len(ids)]
+        if [x.get("tool_call_id") for x in answers if x["role"] == "tool"] != ids:
+            problems.append(f"tool calls {ids} not answered by tool messages right after them")
+        # older screenshots may have been pruned; the last turn's must be there
+        if i == last and any("screenshot" in x["content"] for x in answers if x["role"] == "tool"):
+            after = msgs[i + 1 + len(ids):i + 2 + len(ids)]
+            parts = after[0]["content"] if after and after[0]["role"] == "user" else []
+            if not any(isinstance(p, dict) and p.get("type") == "image_url" for p in parts):
                 problems.append(f"no image part after the screenshot of {ids}")
     return problems
 
@@ -168,7 +170,8 @@ async def test_hybrid_mode_screenshot_goes_back_as_an_image_part(api, tmp_path):
     messages = fake.requests[1]["body"]["messages"]
     assert messages[-2]["role"] == "tool" and messages[-2]["tool_call_id"] == "shot"
     shown = messages[-1]
-    assert shown["role"] == "user" and shown["content"][0] == {"type": "text", "text": "Screenshot from tool call shot:"}
+    assert shown["role"] == "user"
+    assert shown["content"][0] == {"type": "text", "text": "Screenshot from tool call shot:"}
     url = shown["content"][1]["image_url"]["url"]
     assert url.startswith("data:image/png;base64,")
     png = base64.b64decode(url.split(",", 1)[1])
@@ -249,7 +252,8 @@ def _free_port():
 
 def test_cli_checks_the_key_and_the_server_before_any_environment(api, tmp_path):
     out = tmp_path / "run"
-    base = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    keys = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+    base = {k: v for k, v in os.environ.items() if k not in keys}
     run = ("run", "--task", "anki/164", "--mode", "mcp", "--out", str(out))
     r = mcpworld(*run, "--agent", "openai", "--model", MODEL, env=base)
     assert r.returncode == 2 and "$OPENAI_API_KEY" in r.stderr, r.stderr
@@ -258,7 +262,8 @@ def test_cli_checks_the_key_and_the_server_before_any_environment(api, tmp_path)
     r = mcpworld(*run, "--agent", "claude", env=base)
     assert r.returncode == 2 and "$ANTHROPIC_API_KEY" in r.stderr, r.stderr
     nowhere = f"http://127.0.0.1:{_free_port()}/v1"
-    r = mcpworld(*run, "--agent", "openai", "--model", MODEL, "--base-url", nowhere, env={**base, "OPENAI_API_KEY": "k"})
+    r = mcpworld(*run, "--agent", "openai", "--model", MODEL, "--base-url", nowhere,
+                 env={**base, "OPENAI_API_KEY": "k"})
     assert r.returncode == 2 and f"no OpenAI-compatible server answers at {nowhere}" in r.stderr, r.stderr
     fake = api([])
     r = mcpworld(*run, "--agent", "openai", "--model", "other-model", "--base-url", fake.base_url,
@@ -271,15 +276,16 @@ def test_cli_run_against_a_scripted_server(api, tmp_path):
     out = tmp_path / "run"
     fake = api([*replay("anki/164", "mcp"), text_reply("Created the deck.")])
     r = mcpworld("run", "--task", "anki/164", "--mode", "mcp", "--agent", "openai", "--model", MODEL, "--base-url",
-                 fake.base_url, "--agent-option", "temperature=0", "--agent-option", "top_k=20", "--keep-screenshots", "2", "--out", str(out),
+                 fake.base_url, "--agent-option", "temperature=0", "--agent-option", "top_k=20",
+                 "--keep-screenshots", "2", "--out", str(out),
                  env={**os.environ, "OPENAI_API_KEY": "secret-test-key"})
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["sr"] == 1.0 and summary["cost"]["all"]["input_tokens"] == 70 * 2
     assert summary["cost"]["all"]["models"] == [ANSWERED_BY] and summary["cost"]["all"]["dollars"] is None  # no price
     run = json.loads((out / "run.json").read_text())
-    assert run["agent_options"] == {"model": MODEL, "base_url": fake.base_url, "request": {"temperature": 0, "top_k": 20},
-                                    "keep_screenshots": 2}
+    assert run["agent_options"] == {"model": MODEL, "base_url": fake.base_url, "keep_screenshots": 2,
+                                    "request": {"temperature": 0, "top_k": 20}}
     assert "secret-test-key" not in (out / "run.json").read_text()
     chat = [q for q in fake.requests if q["method"] == "POST"]
     headers = {k.lower(): v for k, v in chat[0]["headers"].items()}
