@@ -4,6 +4,7 @@ GUI, bash and edit tools are declared with Anthropic's tool types for Claude 4.x
 bash_20250124, text_editor_20250728, whose name is the gateway's own editor name); every MCP tool is an
 ordinary tool with its JSON schema.
 Temperature 0 (sent in the body; the 2.x SDK has no argument for it); a step cap; token usage summed; old screenshots pruned from the history.
+The SDK's retries (rate limits, server errors) and calls to a tool that is not there are counted in usage.
 ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY are read by the SDK as usual (the key from another variable with api_key_env).
 """
 
@@ -108,9 +109,11 @@ class ClaudeAgent(Agent):
                 # anthropic 2.x has no temperature argument; it still goes in the request body
                 # (None leaves it out, for models that refuse sampling parameters).
                 extra = {**({"temperature": self.temperature} if self.temperature is not None else {}), **self.request}
-                reply = await client.beta.messages.create(
+                raw = await client.beta.messages.with_raw_response.create(
                     model=self.model, max_tokens=self.max_tokens, system=system_prompt(ctx.mode, ctx.no_bash),
                     tools=tools, messages=messages, betas=[BETA], extra_body=extra or None)
+                ctx.usage.api_retries += raw.retries_taken  # the SDK's retries of rate limits and server errors
+                reply = await raw.parse()
                 ctx.usage.add(reply.usage)
                 ctx.usage.model = reply.model or self.model  # the dated id that answered, for the price table
                 content = [b.model_dump(exclude_none=True) for b in reply.content]
@@ -122,6 +125,7 @@ class ClaudeAgent(Agent):
                 results = []
                 for use in uses:
                     ctx.steps += 1
+                    ctx.usage.bad_tool_calls += use.name not in names  # the gateway answers it with the error
                     gateway_name = names.get(use.name, use.name)
                     result = await ctx.tools.call(gateway_name, dict(use.input or {}))
                     results.append({"type": "tool_result", "tool_use_id": use.id, "content": to_blocks(result),

@@ -12,6 +12,7 @@ from mcpworld.trial import Trial, TrialOptions
 from tests.mcpworld.scripted_api import ScriptedServer
 
 TASKS = load_tasks()
+RATE_LIMITED = ("429",)
 
 
 class ScriptedMessagesAPI(ScriptedServer):
@@ -22,7 +23,11 @@ class ScriptedMessagesAPI(ScriptedServer):
         super().__init__()
 
     def answer(self, request):
-        return 200, self.replies.pop(0) if self.replies else self.replies_exhausted(), {}
+        reply = self.replies.pop(0) if self.replies else self.replies_exhausted()
+        if reply is RATE_LIMITED:
+            return 429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, \
+                {"retry-after-ms": "50"}
+        return 200, reply, {}
 
     def replies_exhausted(self):
         return message([tool_use("tu_again", "computer", {"action": "screenshot"})], "tool_use")
@@ -91,10 +96,16 @@ async def test_claude_solves_a_task_through_the_gateway(api, tmp_path):
 
 
 async def test_mcp_mode_no_bash_prompt_and_tools(api, tmp_path):
-    fake = api([message([{"type": "text", "text": "Cannot."}], "end_turn")])
+    """And through a rate limit (retried by the SDK, counted) and a call to a tool that is not there (answered
+    with the gateway's error, counted)."""
+    fake = api([RATE_LIMITED, message([tool_use("tu_1", "anki__nope", {})], "tool_use"),
+                message([{"type": "text", "text": "Cannot."}], "end_turn")])
     agent = make_agent("claude", base_url=fake.url, api_key="k")
     r = await Trial(TASKS["anki/164"], agent, TrialOptions(mode="mcp", no_bash=True), tmp_path / "t").run()
-    assert not r.success
+    assert not r.success and r.failure == "evaluated_failed", r.failure_detail
+    assert (r.usage.api_retries, r.usage.bad_tool_calls, len(fake.requests)) == (1, 1, 3)
+    answer = fake.requests[-1]["body"]["messages"][-1]["content"][0]
+    assert answer["tool_use_id"] == "tu_1" and answer["is_error"] and "unknown tool" in answer["content"][0]["text"]
     body = fake.requests[0]["body"]
     assert all(t["name"].startswith("anki__") for t in body["tools"])
     assert "no shell" in body["system"] and "cannot see" in body["system"]
