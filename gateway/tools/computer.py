@@ -33,6 +33,9 @@ KEY_DELAY_US = 2_000  # between the presses and releases of a key combination
 # reacts later than this is a wait the agent asks for); after a drawing, once `quiet` passed without one.
 SETTLE_FIRST = 0.10
 SETTLE_QUIET = 0.04
+# a modifier held for a click: until the app draws its answer, at most this long (an app that reads the
+# keyboard's state when it handles the click, late on a loaded machine, saw it released)
+MODIFIER_HOLD = 2.0
 BUTTONS = {"left_click": 1, "middle_click": 2, "right_click": 3}
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
 NEED_COORD = {"mouse_move", "left_click_drag"}
@@ -147,11 +150,11 @@ class ComputerTool(ToolProvider):
             return None
         return self._windows.geometry(wid) if wid else None  # None: no window manager, or no window active
 
-    async def _settle(self, started: float) -> str:
+    async def _settle(self, started: float, first: float | None = None) -> str:
         if self._watch is None:
             await self._screen.settle(self.settle_timeout)
             return "captures"
-        return await self._watch.settled(started, self.first, self.quiet, self.settle_timeout,
+        return await self._watch.settled(started, first or self.first, self.quiet, self.settle_timeout,
                                          not_before=time.monotonic())
 
     # -- dispatch --------------------------------------------------------------
@@ -225,6 +228,8 @@ class ComputerTool(ToolProvider):
                     x.send_keysequence_window_up(win, a.text.encode())
                 case "type":
                     await self._type(win, a.text)
+            if mods:  # held until the click has been answered on the screen, as a person holds it
+                await self._settle(self._watch.mark() if self._watch else time.monotonic(), first=MODIFIER_HOLD)
         finally:
             if mods:
                 x.send_keysequence_window_up(win, mods)
