@@ -1,9 +1,16 @@
-"""A tiny real X app for the computer tool's tests: reports typed text, keys and clicks on stdout."""
+"""A tiny real X app for the computer tool's tests: reports typed text, keys and clicks on stdout.
+
+A press in the bottom strip (y >= BUSY_Y) is handled as a busy app handles one: half a second late, and
+then with the keyboard's modifiers as they are at that moment, before it draws its answer."""
 
 import sys
+import time
 
 from PyQt6.QtCore import Qt
+from PyQt6.QtGui import QGuiApplication
 from PyQt6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
+
+BUSY_Y = 700
 
 
 class Window(QWidget):
@@ -19,6 +26,11 @@ class Window(QWidget):
     def mousePressEvent(self, e):
         p = e.position()
         print(f"press:{e.button().name}:{int(p.x())},{int(p.y())}", flush=True)
+        if p.y() >= BUSY_Y:
+            time.sleep(0.5)
+            held = QGuiApplication.queryKeyboardModifiers() & Qt.KeyboardModifier.ControlModifier
+            print(f"busy:{'ctrl' if held else 'none'}", flush=True)
+            self.setStyleSheet("background: #c04040" if "c04040" not in self.styleSheet() else "")
 
     def mouseDoubleClickEvent(self, e):
         print("double", flush=True)

@@ -45,6 +45,15 @@ async def echo(env):
     await tool.close()
 
 
+async def test_a_modifier_is_held_until_the_app_answers_the_click(echo):
+    """An app that handles a Ctrl+click late and then reads the keyboard (Blender on a loaded machine)
+    still finds Ctrl down: the tool releases it only once the app has drawn its answer."""
+    tool, lines = echo
+    r = await tool.call("computer", {"action": "left_click", "coordinate": [600, 750], "text": "ctrl"})
+    assert not r.is_error
+    assert await lines.expect(lambda line: line.startswith("busy:")) == "busy:ctrl"
+
+
 def png_size(result):
     img = result.images[0]
     return Image.open(io.BytesIO(base64.b64decode(image_data(img)))).size
