@@ -116,6 +116,11 @@ class Screen:
     def frame(self, size: tuple[int, int] | None = None) -> Frame:
         return Frame(self.grab_raw(), size)
 
+    def crop(self, box: tuple[int, int, int, int]) -> Frame | None:
+        """A box (left, top, width, height; clipped to the screen) at the screen's own resolution, or None."""
+        area = self._clip(box)
+        return Frame(self._mss.grab(area)) if area else None
+
     def png(self, size: tuple[int, int] | None = None, compress_level: int = 1) -> bytes:
         return self.frame(size).png(compress_level)
 

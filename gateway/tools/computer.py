@@ -1,4 +1,5 @@
-"""The computer tool: Anthropic's computer_20250124 action set on the environment's X display.
+"""The computer tool: Anthropic's computer_20250124 action set, and computer_20251124's zoom, on the environment's
+X display.
 
 Input goes through libxdo (python-libxdo-ng), screenshots through mss. When the screen is larger
 than the model's working size, screenshots are scaled down and coordinates scaled back up.
@@ -51,6 +52,7 @@ class ComputerArgs(BaseModel):
     scroll_direction: Literal["up", "down", "left", "right"] | None = None
     scroll_amount: int | None = None
     duration: float | None = None
+    region: tuple[int, int, int, int] | None = None  # zoom: [x0, y0, x1, y1] in the model's coordinates
 
 
 def target_size(width: int, height: int) -> tuple[int, int]:
@@ -106,7 +108,8 @@ class ComputerTool(ToolProvider):
             annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False},
             description=(f"Use a mouse and keyboard to interact with the desktop, and take screenshots. "
                          f"The screen is {self.model_w}x{self.model_h}. Actions: {', '.join(COMPUTER_ACTIONS)}. "
-                         "Keys use xdotool names (e.g. 'ctrl+s', 'Return'). Most actions return a screenshot."))]
+                         "Keys use xdotool names (e.g. 'ctrl+s', 'Return'). Most actions return a screenshot; zoom "
+                         "returns the region [x0, y0, x1, y1] at the screen's full resolution."))]
 
     # -- coordinates ------------------------------------------------------------
     def _to_screen(self, xy: tuple[int, int]) -> tuple[int, int]:
@@ -120,6 +123,18 @@ class ComputerTool(ToolProvider):
 
     async def screenshot(self) -> Frame:
         return await asyncio.to_thread(self._screen.frame, (self.model_w, self.model_h))
+
+    async def _zoom(self, region: tuple[int, int, int, int]) -> ToolResult:
+        """The region (model coordinates, corners [x0, y0, x1, y1]) cut from the screen at its own resolution,
+        not scaled to the model's size: on a large screen it shows more pixels than the screenshot had."""
+        x0, y0 = self._to_screen(region[:2])
+        x1, y1 = self._to_screen(region[2:])
+        if x1 <= x0 or y1 <= y0:
+            raise ValueError(f"zoom region {list(region)} is empty: x1 > x0 and y1 > y0 are needed")
+        frame = await asyncio.to_thread(self._screen.crop, (x0, y0, x1 - x0, y1 - y0))
+        if frame is None:
+            raise ValueError(f"zoom region {list(region)} is off the screen")
+        return ToolResult.text("", frame)
 
     async def _type(self, win: int, text: str) -> None:
         """Each character once the app has drawn the one before, as a person types while watching the field.
@@ -171,6 +186,8 @@ class ComputerTool(ToolProvider):
                 raise ValueError("scroll needs scroll_direction")
             if a.action in ("hold_key", "wait") and a.duration is None:
                 raise ValueError(f"{a.action} needs duration (seconds)")
+            if a.action == "zoom" and a.region is None:
+                raise ValueError("zoom needs region [x0, y0, x1, y1]")
             if a.duration is not None and not 0 <= a.duration <= 100:
                 raise ValueError("duration must be between 0 and 100 seconds")
             return await self._act(a)
@@ -188,6 +205,8 @@ class ComputerTool(ToolProvider):
             loc = x.get_mouse_location()
             mx, my = self._to_model(loc.x, loc.y)
             return ToolResult.text(f"X={mx},Y={my}")
+        if a.action == "zoom":
+            return await self._zoom(a.region)
         if a.action == "wait":
             await asyncio.sleep(a.duration)
             return ToolResult.text("", await self.screenshot())

@@ -1,8 +1,9 @@
 """The reference agent: Claude through the `anthropic` SDK, with the gateway's tools.
 
-GUI, bash and edit tools are declared with Anthropic's tool types for Claude 4.x models (computer_20250124,
-bash_20250124, text_editor_20250728, whose name is the gateway's own editor name); every MCP tool is an
-ordinary tool with its JSON schema.
+GUI, bash and edit tools are declared with Anthropic's tool types for Claude 4.x models: the computer tool's
+type and beta header by model (COMPUTER_VERSIONS; computer_20251124 with zoom enabled for the models Anthropic's
+documentation lists for it, computer_20250124 otherwise), bash_20250124, text_editor_20250728 (whose name is the
+gateway's own editor name); every MCP tool is an ordinary tool with its JSON schema.
 Temperature 0 (sent in the body; the 2.x SDK has no argument for it); a step cap; token usage summed; old screenshots pruned from the history.
 The SDK's retries (rate limits, server errors) and calls to a tool that is not there are counted in usage.
 ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY are read by the SDK as usual (the key from another variable with api_key_env).
@@ -18,18 +19,34 @@ from gateway.modes import BASH_TOOL, COMPUTER_TOOL, EDIT_TOOL, Kind
 from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached, register
 from mcpworld.agents.prompts import system_prompt
 
-BETA = "computer-use-2025-01-24"
+# model-name prefix -> (computer tool type, beta header), as Anthropic's computer use tool page lists them
+# (checked against the documentation only, not the live API); any other model gets FALLBACK.
+COMPUTER_20251124 = ("computer_20251124", "computer-use-2025-11-24")  # adds zoom
+COMPUTER_VERSIONS = {
+    "claude-opus-4-7": COMPUTER_20251124,
+    "claude-opus-4-6": COMPUTER_20251124,
+    "claude-sonnet-4-6": COMPUTER_20251124,
+    "claude-opus-4-5": COMPUTER_20251124,
+}
+FALLBACK = ("computer_20250124", "computer-use-2025-01-24")  # Sonnet/Haiku 4.5, Opus 4.1, Sonnet/Opus 4, 3.7
+ZOOM_TYPES = {"computer_20251124"}  # versions with the zoom action (enable_zoom in the declaration)
 KEY_ENV = "ANTHROPIC_API_KEY"
 KEEP_SCREENSHOTS = 3
 
 
-def api_tools(specs) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def computer_version(model: str) -> tuple[str, str]:
+    """(computer tool type, beta header) for a model id, dated or not."""
+    return next((v for prefix, v in COMPUTER_VERSIONS.items() if model.startswith(prefix)), FALLBACK)
+
+
+def api_tools(specs, computer_type: str = FALLBACK[0]) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Tool declarations for the Messages API, and api name -> gateway name."""
     tools, names = [], {}
     for s in specs:
         if s.name == COMPUTER_TOOL:
-            tools.append({"type": "computer_20250124", "name": COMPUTER_TOOL, "display_number": 1,
-                          "display_width_px": s.display[0], "display_height_px": s.display[1]})
+            tools.append({"type": computer_type, "name": COMPUTER_TOOL, "display_number": 1,
+                          "display_width_px": s.display[0], "display_height_px": s.display[1],
+                          **({"enable_zoom": True} if computer_type in ZOOM_TYPES else {})})
             names[COMPUTER_TOOL] = s.name
         elif s.name == BASH_TOOL:
             tools.append({"type": "bash_20250124", "name": BASH_TOOL})
@@ -99,7 +116,8 @@ class ClaudeAgent(Agent):
 
         key = self.api_key or os.environ.get(self.api_key_env)  # None: the SDK looks for its own variables
         client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key=key, max_retries=2)
-        tools, names = api_tools(ctx.tools.specs())
+        computer_type, beta = computer_version(self.model)
+        tools, names = api_tools(ctx.tools.specs(), computer_type)
         ctx.usage.model = self.model
         messages: list[dict[str, Any]] = [{"role": "user", "content": ctx.instruction}]
         ctx.messages = messages
@@ -111,7 +129,7 @@ class ClaudeAgent(Agent):
                 extra = {**({"temperature": self.temperature} if self.temperature is not None else {}), **self.request}
                 raw = await client.beta.messages.with_raw_response.create(
                     model=self.model, max_tokens=self.max_tokens, system=system_prompt(ctx.mode, ctx.no_bash),
-                    tools=tools, messages=messages, betas=[BETA], extra_body=extra or None)
+                    tools=tools, messages=messages, betas=[beta], extra_body=extra or None)
                 ctx.usage.api_retries += raw.retries_taken  # the SDK's retries of rate limits and server errors
                 reply = await raw.parse()
                 ctx.usage.add(reply.usage)

@@ -54,9 +54,28 @@ async def test_a_modifier_is_held_until_the_app_answers_the_click(echo):
     assert await lines.expect(lambda line: line.startswith("busy:")) == "busy:ctrl"
 
 
+def png(result):
+    return Image.open(io.BytesIO(base64.b64decode(image_data(result.images[0])))).convert("RGB")
+
+
 def png_size(result):
-    img = result.images[0]
-    return Image.open(io.BytesIO(base64.b64decode(image_data(img)))).size
+    return png(result).size
+
+
+async def test_zoom_returns_the_region_at_full_resolution(echo):
+    """computer_20251124's zoom: the region [x0, y0, x1, y1] cut from the screen, pixel for pixel the same part
+    of a screenshot (the screen here is the model's size), with the typed text in it."""
+    tool, out = echo
+    await tool.call("computer", {"action": "type", "text": "zoom me"})
+    await out.expect(lambda l: l == "text:zoom me")
+    shot = png(await tool.call("computer", {"action": "screenshot"}))
+    box = (0, 300, 400, 500)  # the line edit, centred in the window, starts at the left edge
+    r = await tool.call("computer", {"action": "zoom", "region": list(box)})
+    assert not r.is_error and not r.texts
+    zoomed = png(r)
+    assert zoomed.size == (400, 200)
+    assert zoomed.tobytes() == shot.crop(box).tobytes()
+    assert len(zoomed.getcolors(1 << 16) or ()) > 2  # not a flat area: the field and its text are in it
 
 
 async def test_screenshot_and_cursor(echo):
@@ -95,6 +114,7 @@ async def test_type_key_and_clicks_reach_the_app(echo):
     ({"action": "fly"}, "action"),
     ({"action": "wait"}, "duration"),
     ({"action": "scroll", "coordinate": [1, 1]}, "scroll_direction"),
+    ({"action": "zoom", "region": [300, 300, 100, 400]}, "empty"),
 ])
 async def test_bad_arguments_are_errors_the_agent_sees(echo, args, problem):
     tool, _ = echo
@@ -122,6 +142,8 @@ async def test_coordinates_are_scaled_on_a_large_screen():
         loc = xdo.Xdo(big.display).get_mouse_location()
         assert (loc.x, loc.y) == (960, 600)
         assert (await tool.call("computer", {"action": "cursor_position"})).texts == ["X=640,Y=400"]
+        # zoom shows the screen's own pixels: a quarter of the model's screen is a quarter of the real one
+        assert png_size(await tool.call("computer", {"action": "zoom", "region": [0, 0, 640, 400]})) == (960, 600)
     finally:
         await tool.close()
         await big.close()

@@ -1,10 +1,14 @@
 """The Claude agent with the real `anthropic` client, pointed at a local server that answers in the
 Messages API format with scripted replies (the API itself cannot be reached from here)."""
 
+import base64
+import io
+
 import pytest
+from PIL import Image
 
 from mcpworld.agents import make_agent
-from mcpworld.agents.claude import prune_screenshots
+from mcpworld.agents.claude import computer_version, prune_screenshots
 from mcpworld.config.load import load_tasks
 from mcpworld.report.build import build
 from mcpworld.report.prices import Price
@@ -65,7 +69,8 @@ async def test_claude_solves_a_task_through_the_gateway(api, tmp_path):
                                                                  "Back": "Jupiter"}, "deck": "Default"})], "tool_use"),
         message([{"type": "text", "text": "Added the card."}], "end_turn", usage=(300, 10)),
     ])
-    agent = make_agent("claude", base_url=fake.url, api_key="test-key", model="claude-test")
+    # an older model (a dated id): computer_20250124 and its beta header
+    agent = make_agent("claude", base_url=fake.url, api_key="test-key", model="claude-haiku-4-5-20251001")
     r = await Trial(TASKS["anki/161"], agent, TrialOptions(mode="hybrid"), tmp_path / "t").run()
     assert r.success and r.kscr == 1.0, r.failure_detail
     assert r.steps == 2 and r.tool_calls_by_kind == {"gui": 1, "mcp": 1}
@@ -82,10 +87,11 @@ async def test_claude_solves_a_task_through_the_gateway(api, tmp_path):
     assert first["path"].startswith("/v1/messages")
     assert "computer-use-2025-01-24" in first["headers"].get("anthropic-beta", "")
     body = first["body"]
-    assert body["temperature"] == 0 and body["model"] == "claude-test"
+    assert body["temperature"] == 0 and body["model"] == "claude-haiku-4-5-20251001"
     assert body["messages"] == [{"role": "user", "content": TASKS["anki/161"].instruction}]
     tools = {t["name"]: t for t in body["tools"]}
     assert tools["computer"]["type"] == "computer_20250124" and tools["computer"]["display_width_px"] == 1280
+    assert "computer-use-2025-11-24" not in first["headers"]["anthropic-beta"] and "enable_zoom" not in tools["computer"]
     assert tools["bash"]["type"] == "bash_20250124"
     assert tools["str_replace_based_edit_tool"]["type"] == "text_editor_20250728"
     assert "input_schema" in tools["anki__add_note"] and "application's own tools" in body["system"]
@@ -131,15 +137,37 @@ async def test_editor_calls_reach_the_gateways_editor(api, tmp_path):
 
 
 async def test_step_cap(api, tmp_path):
-    fake = api([])  # always asks for another screenshot
-    agent = make_agent("claude", base_url=fake.url, api_key="k")
+    """And a newer model's request shape: computer_20251124 with zoom, under its own beta header; its zoom
+    comes back as the region at the screen's resolution."""
+    fake = api([message([tool_use("z1", "computer", {"action": "zoom", "region": [0, 0, 640, 400]})], "tool_use")])
+    # then always asks for another screenshot
+    agent = make_agent("claude", base_url=fake.url, api_key="k", model="claude-opus-4-7")
     r = await Trial(TASKS["anki/164"], agent, TrialOptions(mode="gui", max_steps=3), tmp_path / "t").run()
     assert r.failure == "step_cap" and r.steps == 3 and r.max_steps == 3 and len(fake.requests) == 3
+    first = fake.requests[0]
+    beta = first["headers"].get("anthropic-beta", "")
+    assert "computer-use-2025-11-24" in beta and "computer-use-2025-01-24" not in beta
+    computer = next(t for t in first["body"]["tools"] if t["name"] == "computer")
+    assert computer["type"] == "computer_20251124" and computer["enable_zoom"] is True
+    zoomed = fake.requests[1]["body"]["messages"][-1]["content"][0]
+    assert zoomed["tool_use_id"] == "z1" and not zoomed.get("is_error")
+    png = base64.b64decode(zoomed["content"][0]["source"]["data"])
+    assert Image.open(io.BytesIO(png)).size == (640, 400)  # the screen is the model's size here
     # only the newest screenshots stay in the history sent to the model
     last = fake.requests[-1]["body"]["messages"]
     images = [c for m in last if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"
               for c in b["content"] if c["type"] == "image"]
     assert len(images) == 2
+
+
+def test_computer_version_by_model():
+    """One table, by model-name prefix (dated ids included); anything else keeps computer_20250124."""
+    new, old = ("computer_20251124", "computer-use-2025-11-24"), ("computer_20250124", "computer-use-2025-01-24")
+    for model in ("claude-opus-4-7", "claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-5-20251101"):
+        assert computer_version(model) == new, model
+    for model in ("claude-sonnet-4-5-20250929", "claude-haiku-4-5-20251001", "claude-opus-4-1", "claude-sonnet-4-20250514",
+                  "claude-3-7-sonnet-20250219", "claude-test", "some-proxy-model"):
+        assert computer_version(model) == old, model
 
 
 def test_prune_keeps_newest_screenshots():
