@@ -165,6 +165,10 @@ class ComputerTool(ToolProvider):
             return None
         return self._windows.geometry(wid) if wid else None  # None: no window manager, or no window active
 
+    def _mark(self) -> float:
+        """Now, as the drawing watch counts time (what a settle after this moment waits from)."""
+        return self._watch.mark() if self._watch else time.monotonic()
+
     async def _settle(self, started: float, first: float | None = None) -> str:
         if self._watch is None:
             await self._screen.settle(self.settle_timeout)
@@ -210,7 +214,7 @@ class ComputerTool(ToolProvider):
         if a.action == "wait":
             await asyncio.sleep(a.duration)
             return ToolResult.text("", await self.screenshot())
-        started = self._watch.mark() if self._watch else time.monotonic()
+        started = self._mark()
         if a.coordinate is not None and a.action != "left_click_drag":
             x.move_mouse(*self._to_screen(a.coordinate))
         mods = a.text.encode() if a.text and a.action in ("left_click", "right_click", "middle_click",
@@ -248,7 +252,7 @@ class ComputerTool(ToolProvider):
                 case "type":
                     await self._type(win, a.text)
             if mods:  # held until the click has been answered on the screen, as a person holds it
-                await self._settle(self._watch.mark() if self._watch else time.monotonic(), first=MODIFIER_HOLD)
+                await self._settle(self._mark(), first=MODIFIER_HOLD)
         finally:
             if mods:
                 x.send_keysequence_window_up(win, mods)

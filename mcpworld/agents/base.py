@@ -8,6 +8,11 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 
+# the newest screenshots a model agent keeps in its history by default (older ones become a note): one
+# figure for every model agent, so that agents compared on a task saw as much
+KEEP_SCREENSHOTS = 3
+
+
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0

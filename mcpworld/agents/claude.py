@@ -16,7 +16,7 @@ from typing import Any
 
 from gateway.base import image_data
 from gateway.modes import BASH_TOOL, COMPUTER_TOOL, EDIT_TOOL, Kind
-from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached, register
+from mcpworld.agents.base import KEEP_SCREENSHOTS, Agent, AgentContext, AgentError, StepCapReached, register
 from mcpworld.agents.prompts import system_prompt
 
 # model-name prefix -> (computer tool type, beta header), as Anthropic's computer use tool page lists them
@@ -31,7 +31,6 @@ COMPUTER_VERSIONS = {
 FALLBACK = ("computer_20250124", "computer-use-2025-01-24")  # Sonnet/Haiku 4.5, Opus 4.1, Sonnet/Opus 4, 3.7
 ZOOM_TYPES = {"computer_20251124"}  # versions with the zoom action (enable_zoom in the declaration)
 KEY_ENV = "ANTHROPIC_API_KEY"
-KEEP_SCREENSHOTS = 3
 
 
 def computer_version(model: str) -> tuple[str, str]:

@@ -18,11 +18,10 @@ import re
 from typing import Any
 
 from gateway.base import image_data
-from mcpworld.agents.base import Agent, AgentContext, AgentError, StepCapReached, register
+from mcpworld.agents.base import KEEP_SCREENSHOTS, Agent, AgentContext, AgentError, StepCapReached, register
 from mcpworld.agents.prompts import system_prompt
 
 KEY_ENV = "OPENAI_API_KEY"
-KEEP_SCREENSHOTS = 3
 CHECK_TIMEOUT = 5.0  # seconds for the up-front GET /models
 _API_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what the protocol accepts as a function name
 _HINTS = {"readOnlyHint": "read-only", "destructiveHint": "destructive", "idempotentHint": "idempotent"}
