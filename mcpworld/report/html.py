@@ -234,9 +234,11 @@ def render(rep: Report) -> str:
         rows.append(f"<tr><td>{m}</td>{cell(p + '.steps_mean', c.steps_mean, 'f1')}{cell(p + '.tool_calls', c.tool_calls, 'int')}"
                     f"{kinds}{cell(p + '.mcp_rate', c.mcp_rate, 'pct')}{cell(p + '.input_tokens', c.input_tokens, 'int')}"
                     f"{cell(p + '.output_tokens', c.output_tokens, 'int')}{cell(p + '.cache_read_tokens', c.cache_read_tokens, 'int')}"
+                    f"{cell(p + '.api_retries', c.api_retries, 'int')}{cell(p + '.bad_tool_calls', c.bad_tool_calls, 'int')}"
                     f"{cell(p + '.wall_s_mean', c.wall_s_mean, 'f1')}{cell(p + '.dollars', c.dollars, 'f2')}</tr>")
     parts.append("<h2>Cost</h2>" + _table(["mode", "steps/trial", "tool calls", *KINDS, "MCP rate",
-                                          "input tokens", "output tokens", "cache reads", "s/trial", "$"], rows))
+                                          "input tokens", "output tokens", "cache reads", "API retries",
+                                          "bad tool calls", "s/trial", "$"], rows))
     by_tool = rep.cost["all"].tool_calls_by_tool
     if by_tool:
         parts.append(_table(["tool", "calls"], [f"<tr><td>{html.escape(k)}</td>{cell(f'cost.all.tool_calls_by_tool.{k}', v, 'int')}</tr>"

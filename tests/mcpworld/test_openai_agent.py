@@ -16,6 +16,8 @@ from mcpworld.agents import make_agent
 from mcpworld.agents.openai_agent import REMOVED, function_tools, parse_arguments, prune_screenshots
 from mcpworld.agents.prompts import system_prompt
 from mcpworld.config.load import load_tasks
+from mcpworld.report.build import build
+from mcpworld.report.html import render
 from mcpworld.trial import Trial, TrialOptions
 from tests.mcpworld.scripted_api import ScriptedServer
 from tests.mcpworld.test_cli import mcpworld
@@ -135,6 +137,10 @@ async def test_mcp_mode_through_a_malformed_call_an_unknown_tool_and_a_rate_limi
     assert r.success and r.kscr == 1.0, r.failure_detail
     assert fake.problems == []
     assert r.usage.bad_tool_calls == 2 and r.usage.api_retries == 1
+    # and the HTML report's cost table shows both
+    page = render(build([(str(tmp_path), r)], [{}]))
+    assert '<td data-metric="cost.mcp.api_retries" data-format="int">1</td>' in page
+    assert '<td data-metric="cost.mcp.bad_tool_calls" data-format="int">2</td>' in page
     assert r.steps == 2 + len(oracle) and r.tool_calls == len(oracle) and r.tool_calls_by_kind == {"mcp": len(oracle)}
     # every reply served is counted: prompt tokens less the cached ones in, completion tokens out, cached apart
     n = fake.served
