@@ -11,6 +11,7 @@ run says `isolation: none` (a hostile agent could then read the app's memory).
 
 from __future__ import annotations
 
+import atexit
 import grp
 import os
 import pwd
@@ -210,15 +211,37 @@ def hand_over(home: Path, private: list[Path], u: Users) -> None:
             os.chmod(path, 0o600 if mine else 0o640 if read_only else 0o660)
 
 
+XAUTH_PREFIX = "mcpworld-xauth-"
+
+
 def runner_xauthority(u: Users | None) -> Path:
     """This runner's X cookie (one for all its displays; a sandboxed agent sees only its own display's
-    socket): written once, readable by the shared group, and where the runner's own X clients look."""
-    path = Path(tempfile.gettempdir()) / f"mcpworld-xauth-{os.getpid()}"
+    socket): written once, readable by the shared group, and where the runner's own X clients look. Removed
+    when the runner exits; those of runners killed before that, when the next one writes its own."""
+    path = Path(tempfile.gettempdir()) / f"{XAUTH_PREFIX}{os.getpid()}"
     if not path.exists():
+        sweep_xauthorities()
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
         os.close(fd)
+        atexit.register(path.unlink, missing_ok=True)
         if u:
             os.chown(path, 0, u.share_gid)
         write_xauthority(path, secrets.token_bytes(16))
     os.environ["XAUTHORITY"] = str(path)
     return path
+
+
+def sweep_xauthorities() -> list[Path]:
+    """Delete the X cookies of runners that are gone (the process the file is named after no longer runs)."""
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob(f"{XAUTH_PREFIX}*"):
+        try:
+            os.kill(int(path.name[len(XAUTH_PREFIX):]), 0)
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+        except PermissionError:  # another user's runner, still running
+            pass
+    return removed

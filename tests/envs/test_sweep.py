@@ -5,6 +5,7 @@ not: code-server's servers outlive it) and deletes the folder."""
 import asyncio
 import os
 import subprocess
+import sys
 
 import psutil
 from pathlib import Path
@@ -39,3 +40,15 @@ async def test_a_dead_runners_background_processes_are_killed_and_its_folder_del
     finally:
         (env._root / "runner.pid").write_text(str(os.getpid())) if env._root.exists() else None
         await env.close()
+
+
+def test_a_runners_x_cookie_goes_with_it_and_a_killed_runners_with_the_next():
+    """The X cookie a runner writes in /tmp: removed as it exits; one a killed runner left, by the next runner."""
+    code = ("from mcpworld.envs import users as u; import sys, os; p = u.runner_xauthority(u.users()); "
+            "print(p, flush=True); os.kill(os.getpid(), 9) if sys.argv[1] == 'killed' else None")
+    run = lambda how: subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True)  # noqa: E731
+    left = Path(run("killed").stdout.strip())
+    assert left.name.startswith("mcpworld-xauth-") and left.exists(), "a killed runner leaves its cookie"
+    own = Path(run("exits").stdout.strip())
+    assert not own.exists(), "an exiting runner removes its own"
+    assert not left.exists(), "and the one a killed runner left"
