@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import psutil
+
 from mcpworld.errors import PrerequisiteError
 
 APP_USER, AGENT_USER, SHARE_GROUP = "mcpworld-app", "mcpworld-agent", "mcpworld-share"
@@ -236,12 +238,10 @@ def sweep_xauthorities() -> list[Path]:
     removed = []
     for path in Path(tempfile.gettempdir()).glob(f"{XAUTH_PREFIX}*"):
         try:
-            os.kill(int(path.name[len(XAUTH_PREFIX):]), 0)
+            pid = int(path.name[len(XAUTH_PREFIX):])
         except ValueError:
             continue
-        except ProcessLookupError:
+        if not psutil.pid_exists(pid):  # as local.sweep_stale judges a runner gone
             path.unlink(missing_ok=True)
             removed.append(path)
-        except PermissionError:  # another user's runner, still running
-            pass
     return removed
