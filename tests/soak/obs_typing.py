@@ -78,7 +78,11 @@ class Typist(Agent):
             except Exception:
                 continue
             self.stuck.append(i)
-            raw = Screen(ctx.env.display).grab_raw()
+            screen = Screen(ctx.env.display)
+            try:
+                raw = screen.grab_raw()
+            finally:
+                screen.close()
             Image.frombytes("RGB", raw.size, raw.rgb).save(self.out.parent / f"{self.out.name}-stuck-{i}.png")
             await c(action="key", text="Return")  # the message box's OK
             await asyncio.sleep(1)
