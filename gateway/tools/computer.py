@@ -1,7 +1,8 @@
 """The computer tool: Anthropic's computer_20250124 action set, and computer_20251124's zoom, on the environment's
 X display.
 
-Input goes through libxdo (python-libxdo-ng), screenshots through mss. When the screen is larger
+Pointer input and key combinations go through libxdo (python-libxdo-ng), typed text through
+gateway.keyboard (XTEST, each modifier a step of its own), screenshots through mss. When the screen is larger
 than the model's working size, screenshots are scaled down and coordinates scaled back up.
 
 After an input action the tool returns once the app has finished drawing its response: DAMAGE events
@@ -21,13 +22,13 @@ from gateway.actions import COMPUTER_ACTIONS
 from gateway.base import ToolProvider, ToolResult, ToolSpec
 from gateway.modes import COMPUTER_TOOL, Kind
 from gateway.damage import DamageWatch
+from gateway.keyboard import Keyboard
 from gateway.screen import Frame, Screen
 from gateway.xwindows import XWindows
 
 # Working sizes a model is trained on; pick the one with the screen's aspect ratio.
 MODEL_SIZES = {"XGA": (1024, 768), "WXGA": (1280, 800), "FWXGA": (1366, 768)}
-TYPE_CHUNK = 50  # characters per libxdo call where no DAMAGE watch paces the typing
-TYPE_DELAY_US = 12_000  # between characters (xdotool's default)
+TYPE_HOLD = 0.006  # a key held down, and the pause after it (xdotool's default pace: 12 ms a character)
 TYPE_ECHO_WAIT = 0.25  # at most, per character, for the app to draw what was typed before the next
 KEY_DELAY_US = 2_000  # between the presses and releases of a key combination
 # Settling after an action. With nothing drawn, the action returns `first` after its input (an app that
@@ -76,6 +77,7 @@ class ComputerTool(ToolProvider):
         self._screen: Screen | None = None
         self._watch: DamageWatch | None = None
         self._xdo = None
+        self._keyboard: Keyboard | None = None
         self._windows: XWindows | None = None  # the focused window, for the typing pace
         self._held: list[str] = []
 
@@ -85,6 +87,7 @@ class ComputerTool(ToolProvider):
         self._screen = Screen(self.display)
         self._watch = self._drawing() if self._drawing else DamageWatch.open(self.display, self._screen.region)
         self._xdo = xdo.Xdo(self.display)
+        self._keyboard = Keyboard(self.display)
         self._windows = XWindows(self.display)  # not libxdo's: its atoms are static, right for one X server only
         self.width, self.height = self._screen.width, self._screen.height
         self.model_w, self.model_h = target_size(self.width, self.height)
@@ -98,6 +101,9 @@ class ComputerTool(ToolProvider):
         if self._windows is not None:
             self._windows.close()
             self._windows = None
+        if self._keyboard is not None:
+            self._keyboard.close()
+            self._keyboard = None
         self._xdo = None
 
     def specs(self) -> list[ToolSpec]:
@@ -136,24 +142,22 @@ class ComputerTool(ToolProvider):
             raise ValueError(f"zoom region {list(region)} is off the screen")
         return ToolResult.text("", frame)
 
-    async def _type(self, win: int, text: str) -> None:
+    async def _type(self, text: str) -> None:
         """Each character once the app has drawn the one before, as a person types while watching the field.
         An app that also changes the field by itself (a file dialog whose completer loads a folder in the
         background, then selects in it) then takes each key between its own steps, as it would a person's;
         a burst of keys it reads late mixes with its own changes and loses or garbles some (the path OBS's
         Import Profile dialog got as ".../Dcuments/..." under load). Only drawing inside the focused window
         counts as the echo. Where nothing is drawn, the next character follows after TYPE_ECHO_WAIT;
-        without a DAMAGE watch, in chunks at xdotool's pace."""
+        without a DAMAGE watch, at xdotool's pace."""
         watch = self._watch
-        if watch is None or not watch.usable():
-            for i in range(0, len(text), TYPE_CHUNK):
-                await asyncio.to_thread(self._xdo.enter_text_window, win, text[i:i + TYPE_CHUNK].encode(), TYPE_DELAY_US)
-            return
-        focused = self._focused_box()
+        paced = watch is not None and watch.usable()
+        focused = self._focused_box() if paced else None
         for ch in text:
-            since = watch.mark()
-            await asyncio.to_thread(self._xdo.enter_text_window, win, ch.encode(), TYPE_DELAY_US)
-            await watch.drawn(since, TYPE_ECHO_WAIT, within=focused)
+            since = watch.mark() if paced else 0.0
+            await asyncio.to_thread(self._keyboard.type_char, ch, TYPE_HOLD)
+            if paced:
+                await watch.drawn(since, TYPE_ECHO_WAIT, within=focused)
 
     def _focused_box(self) -> tuple[int, int, int, int] | None:
         """Where the window that has the keyboard focus shows (its top-level, as the window manager placed it),
@@ -250,7 +254,7 @@ class ComputerTool(ToolProvider):
                     await asyncio.sleep(a.duration)
                     x.send_keysequence_window_up(win, a.text.encode())
                 case "type":
-                    await self._type(win, a.text)
+                    await self._type(a.text)
             if mods:  # held until the click has been answered on the screen, as a person holds it
                 await self._settle(self._mark(), first=MODIFIER_HOLD)
         finally:

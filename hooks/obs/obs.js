@@ -362,3 +362,20 @@ mcpworld.hook('_ZN5Utils6Crypto25CheckAuthenticationStringENSt7__cxx1112basic_st
     }
   },
 }, 'obs-websocket.so');
+
+// libobs-opengl empties the X connection it shares with Qt on every present (a loop of xcb_poll_for_event and
+// free, on the graphics thread), so an input event that reached the connection before Qt's reader thread took
+// it is thrown away: a typed character, a Shift or a click lost now and then, more often on a loaded machine
+// (apps/obs/NOTES.md, "Lost input"). Its import of xcb_poll_for_event is pointed at a function that finds no
+// event; Qt's reader thread reads every event of its connection as it does without OBS.
+const NO_EVENT = new NativeCallback(() => ptr(0), 'pointer', ['pointer']);
+(function keepInputForQt() {
+  const gl = Process.findModuleByName('libobs-opengl.so.29');
+  if (gl === null) { setTimeout(keepInputForQt, 20); return; }  // loaded with the video, after the hooks
+  for (const i of gl.enumerateImports()) {
+    if (i.name === 'xcb_poll_for_event' && i.slot) {
+      Memory.protect(i.slot, Process.pointerSize, 'rw-');
+      i.slot.writePointer(NO_EVENT);
+    }
+  }
+})();

@@ -4,7 +4,7 @@ dialog does), over a window another process repaints (as OBS's preview around it
 burners run. Each text is a path into a folder the dialog has not seen yet (the bench's end in a file
 whose neighbours share its first letters, which the completer pops up), or a line of mixed characters;
 each is read back from the field. The baseline is the same texts sent in one
-burst at xdotool's pace (the tool's typing before it waited for each character to be drawn)."""
+burst at xdotool's pace (the tool's typing before it waited for each character to be drawn, and before it separated modifiers from keys)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from mcpworld.envs.local import LocalEnvironment
 
 TARGET = Path(__file__).with_name("typed_text_target.py")
 BURN = "while True: pass"
+XDO_DELAY_US = 12_000  # the baseline's pace between characters (xdotool's default)
 MIXED = string.ascii_letters + string.digits + "/._-~:;,!?@#%+=()[]{}<>'\" "
 REMAPPED = "éüßñø€£§°µ"  # on no key of the server's keymap: the typing maps a spare key for each
 
@@ -66,7 +67,7 @@ async def type_and_read(n: int, burners: int = 2, baseline: bool = True, files: 
     busy processes beside; with `files`, into a dialog that picks a file (see `texts`)."""
     import xdo
 
-    from gateway.tools.computer import TYPE_DELAY_US, ComputerTool
+    from gateway.tools.computer import ComputerTool
 
     env = LocalEnvironment(1280, 800)
     await env.open()
@@ -88,7 +89,7 @@ async def type_and_read(n: int, burners: int = 2, baseline: bool = True, files: 
                         if kind == "paced":
                             await tool.call("computer", {"action": "type", "text": text})
                         else:
-                            await asyncio.to_thread(tool._xdo.enter_text_window, win, text.encode(), TYPE_DELAY_US)
+                            await asyncio.to_thread(tool._xdo.enter_text_window, win, text.encode(), XDO_DELAY_US)
                         out.rates.append(len(text) / (time.perf_counter() - t))
                         await tool.call("computer", {"action": "key", "text": "F12"})
                         line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().rstrip("\n")

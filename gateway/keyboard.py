@@ -1,0 +1,106 @@
+"""Typed text as key presses through XTEST, each modifier a step of its own.
+
+libxdo sends a character that needs Shift as one burst (Shift press, key press) and the X server then
+sometimes delivers the key press to a client before the XkbStateNotify that says Shift is down. Qt 5.15
+takes a key's symbol from its XKB state, fed by those notifications, so the "M" of "Media" arrived in OBS
+as "m" (seen in OBS's own xcb reads: Shift press, M press with state Shift, then the state notification).
+Here the server has handled the modifier press, and sent everything it caused, before the key is sent:
+a round trip (sync) separates them, and the key is released before the modifier, as a hand does.
+
+A character the keymap lacks is bound to a spare keycode (as libxdo does) and the binding stays until
+the pool of spare keycodes is used up: a client that reads the keymap late, when it handles the
+mapping change, must still find the symbol there.
+"""
+
+from __future__ import annotations
+
+import time
+
+from Xlib import X, XK
+
+SPECIAL = {"\n": "Return", "\r": "Return", "\t": "Tab", " ": "space"}
+SHIFT_LEVEL = 1  # the core keymap's index of a symbol typed with Shift (group 1, level 2)
+REBIND_GAP = 0.5  # before a spare keycode bound in this call is bound again: the client read the last binding
+
+
+def keysym_of(ch: str) -> int:
+    name = SPECIAL.get(ch)
+    if name:
+        return XK.string_to_keysym(name)
+    cp = ord(ch)
+    if 0x20 <= cp <= 0x7e or 0xa0 <= cp <= 0xff:  # Latin-1: the keysym is the code point
+        return cp
+    return 0x01000000 | cp  # any other Unicode character
+
+
+class Keyboard:
+    def __init__(self, display: str):
+        from Xlib.ext import xtest
+
+        from gateway.xconn import connect
+
+        self._d = connect(display)
+        info = self._d.query_extension(xtest.extname)
+        if info is None:
+            self._d.close()
+            raise RuntimeError(f"X display {display} has no XTEST extension: no input can be sent")
+        self._opcode = info.major_opcode
+        self._xtest = xtest
+        first = self._d.display.info.min_keycode
+        count = self._d.display.info.max_keycode - first + 1
+        self._map = {first + i: list(row) for i, row in enumerate(self._d.get_keyboard_mapping(first, count))}
+        self._shift = self._code_of(XK.XK_Shift_L, levels=(0,))[0]
+        self._spare = [c for c, row in self._map.items() if not any(row)]
+        self._bound: dict[int, int] = {}  # keysym -> spare keycode it is bound to
+        self._bound_at: dict[int, float] = {}  # spare keycode -> when it was last bound
+
+    def close(self) -> None:
+        self._d.close()
+
+    def _code_of(self, keysym: int, levels=(0, SHIFT_LEVEL)) -> tuple[int, int] | None:
+        """(keycode, level) for the symbol on the lowest level it has among `levels`, or None."""
+        best = None
+        for code, row in self._map.items():
+            for level in levels:
+                if level < len(row) and row[level] == keysym and (best is None or level < best[1]):
+                    best = (code, level)
+        return best
+
+    def _fake(self, code: int, press: bool) -> None:
+        self._xtest.FakeInput(display=self._d.display, opcode=self._opcode,
+                              event_type=X.KeyPress if press else X.KeyRelease, detail=code,
+                              time=X.CurrentTime, root=X.NONE, x=0, y=0)
+        self._d.sync()  # handled, and its events sent, before whatever comes next
+
+    def _bind(self, keysym: int) -> int:
+        code = self._bound.get(keysym)
+        if code is not None:
+            return code
+        if not self._spare:
+            raise RuntimeError("the keymap has no spare keycode to bind a character to")
+        code = min(self._spare, key=lambda c: self._bound_at.get(c, 0.0))  # the one bound longest ago
+        wait = self._bound_at.get(code, 0.0) + REBIND_GAP - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        for old, c in list(self._bound.items()):
+            if c == code:
+                del self._bound[old]
+        self._d.change_keyboard_mapping(code, [(keysym, keysym)])
+        self._d.sync()
+        self._map[code] = [keysym, keysym]
+        self._bound[keysym], self._bound_at[code] = code, time.monotonic()
+        return code
+
+    def type_char(self, ch: str, hold: float) -> None:
+        """One character: press, `hold` seconds, release (and as long again after)."""
+        keysym = keysym_of(ch)
+        found = self._code_of(keysym)
+        code, shifted = found if found else (self._bind(keysym), 0)
+        if shifted:
+            self._fake(self._shift, True)
+        self._fake(code, True)
+        time.sleep(hold)
+        self._fake(code, False)
+        if shifted:
+            self._fake(self._shift, False)
+        time.sleep(hold)
