@@ -41,7 +41,7 @@ class TrialProof(BaseModel):
     failure: str | None = None
     seconds: float                     # the whole trial
     phases: dict[str, float] = {}      # open, reset, app ready, gateway, agent, query, teardown
-    retried: bool = False              # the first attempt proved nothing (a GUI oracle's lost input, a failed step)
+    retried: bool = False              # the first attempt's set-up failed (an app that crashed while starting)
 
 
 class TaskRecord(BaseModel):
@@ -449,10 +449,9 @@ def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:
 
 
 async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, bool]:
-    """One proof trial, and one more attempt, which the record notes, when the first proves nothing: a GUI
-    oracle that failed (synthetic input into a real app on a loaded machine is lost about once in a hundred
-    trials), a scripted solution one of whose steps failed, so that it did not run as written (an MCP
-    call that raised; once in several hundred), or a trial whose set-up failed, so that no agent acted."""
+    """One proof trial, and one more attempt, which the record notes, only when its set-up failed (an app
+    that crashed while starting: no agent acted). A GUI oracle that fails, or a scripted solution whose step
+    failed, is a defect to fix, never retried: input the gateway sends arrives whole."""
     from mcpworld.rundir import RunDir
     from mcpworld.trial import TrialOptions, run_trial
 
@@ -462,9 +461,7 @@ async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, b
     folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
     result = await run_trial(rt, make_job_agent(agent, rt), opts, folder)
     _note(folder, agent)
-    gui_oracle_failed = agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui
-    set_up_failed = result.failure == Failure.SETUP_ERROR
-    if gui_oracle_failed or set_up_failed or (agent != "null" and result.agent_failure is not None):
+    if result.failure == Failure.SETUP_ERROR:
         result = await run_trial(rt, make_job_agent(agent, rt), opts, folder.with_name(folder.name + "-retry"))
         _note(folder.with_name(folder.name + "-retry"), agent)
         return result, True

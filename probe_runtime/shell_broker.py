@@ -30,8 +30,8 @@ import threading
 
 MAX_REQUEST = 1 << 20
 # the terminal's variables a shell takes from the app's side (its shell integration, colours, locale): all but
-# the agent's own (HOME, PATH, DISPLAY ... stay the agent's) and those that load code or name the app's plumbing
-KEPT_OUT = re.compile(r"^(MCPWORLD_|LD_|NODE_|ELECTRON_|PYTHON|BASH_ENV$|ENV$|PROMPT_COMMAND$|GIT_)")
+# the agent's own (HOME, PATH, DISPLAY, TMPDIR ... stay the agent's) and those that load code or name the app's plumbing
+KEPT_OUT = re.compile(r"^(MCPWORLD_|LD_|NODE_|ELECTRON_|PYTHON|BASH_ENV$|ENV$|PROMPT_COMMAND$|GIT_|TMPDIR$)")
 
 
 def serve(path: str, sandbox: list[str], base_env: dict[str, str]) -> None:

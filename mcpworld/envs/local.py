@@ -90,7 +90,9 @@ class LocalEnvironment(X11Desktop, Environment):
         self._private = self._root / "private"
         self.logs_dir = self._private / "logs"
         self._agent_tmp = self._root / "agent-tmp"  # the agent's /tmp in its sandbox
-        for d in (self._home, self._private, self.logs_dir, self._agent_tmp):
+        # the app's TMPDIR: what its processes leave there (sockets, caches) goes with the environment
+        self._app_tmp = self._private / "tmp"
+        for d in (self._home, self._private, self.logs_dir, self._agent_tmp, self._app_tmp):
             d.mkdir(parents=True, exist_ok=True)
         self._users = accounts.users()
         self.isolation = "users+sandbox" if self._users else "none"
@@ -103,6 +105,8 @@ class LocalEnvironment(X11Desktop, Environment):
             os.chmod(self._home, 0o2770)
             os.chown(self._agent_tmp, self._users.agent_uid, self._users.agent_gid)
             os.chmod(self._agent_tmp, 0o700)
+            os.chown(self._app_tmp, self._users.app_uid, self._users.app_gid)
+            os.chmod(self._app_tmp, 0o700)
         self._xauthority = accounts.runner_xauthority(self._users)
         self._agent_files = ShellFiles(self._run_as_agent)
         self._procs: list[asyncio.subprocess.Process] = []
@@ -158,7 +162,8 @@ class LocalEnvironment(X11Desktop, Environment):
                 # A session bus of the environment's own, a direct child of the runner (so it dies with
                 # it), shared by the window manager and the apps.
                 _, self._bus = await self._start_reporting(
-                    [_require("dbus-daemon"), "--session", "--nofork", "--print-address={fd}"], "dbus")
+                    [_require("dbus-daemon"), "--session", "--nofork", "--print-address={fd}",
+                     f"--address=unix:dir={runtime}"], "dbus")  # not the default's /tmp
                 seed_xfconf(self._home, self._users.app_uid if self._users else None,
                             self._users.share_gid if self._users else None)
                 await self.spawn([_require("xfwm4"), "--compositor=off", "--sm-client-disable"], log_name="xfwm4")
@@ -173,7 +178,7 @@ class LocalEnvironment(X11Desktop, Environment):
         try:
             proc = await asyncio.create_subprocess_exec(
                 *[a.replace("{fd}", str(write_fd)) for a in argv], pass_fds=(write_fd,), start_new_session=True,
-                env={**os.environ, **self.base_env()}, preexec_fn=_die_with_runner,
+                env={**os.environ, **self.base_env(), "TMPDIR": str(self._app_tmp)}, preexec_fn=_die_with_runner,
                 stdout=asyncio.subprocess.DEVNULL, stderr=self._log(name), **(self._as_app() if as_app else {}))
             self._procs.append(proc)
             os.close(write_fd)
@@ -196,7 +201,8 @@ class LocalEnvironment(X11Desktop, Environment):
                     privileged=False, agent=False, etc=None):
         if self._closed:
             raise EnvironmentSetupError("environment is closed")
-        full_env = {**self.base_env(), **(AGENT_ENV if agent else {}), **(env or {})}
+        # the agent's sandbox has a /tmp of its own; everything else uses the environment's
+        full_env = {**self.base_env(), **(AGENT_ENV if agent else {"TMPDIR": str(self._app_tmp)}), **(env or {})}
         if log_name:
             log = self._log(log_name)
             stdout = stdout if stdout is not None else log

@@ -138,3 +138,20 @@ async def test_close_ends_everything(backend):
         assert not env.client.containers.list(all=True, filters={"label": f"{LABEL_ENV}={env.id}"})
     else:
         assert not env.alive(proc) and not env.root.exists()
+
+
+async def test_what_the_apps_leave_in_their_temporary_folder_goes_with_the_environment():
+    """The app's processes get a TMPDIR inside the environment and its session bus listens there (the bus's
+    default is a socket in /tmp per environment, left behind by a killed run); the agent keeps its own /tmp."""
+    env = make_environment("local")
+    await env.open()
+    try:
+        made = (await env.exec(["sh", "-c", "mktemp"])).stdout.strip()
+        assert made.startswith(env.env_dir + "/"), made
+        bus = env.base_env()["DBUS_SESSION_BUS_ADDRESS"]
+        assert f"path={env.env_dir}/" in bus, bus
+        code, out, _ = await env._run_as_agent(["sh", "-c", "mktemp"])
+        assert code == 0 and out.decode().startswith("/tmp/") and env.env_dir not in out.decode()
+    finally:
+        await env.close()
+    assert not Path(made).exists()
