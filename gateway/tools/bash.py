@@ -87,10 +87,19 @@ class BashTool(ToolProvider):
         try:
             out, code = await asyncio.wait_for(_read_until(proc.stdout, sentinel, with_code=True), self.timeout)
             err, _ = await asyncio.wait_for(_read_until(proc.stderr, sentinel), 5)
-        except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+        except asyncio.TimeoutError:
             await self._kill()
-            return ToolResult.error(f"bash: the command did not finish within {self.timeout:.0f}s "
-                                    "(or the shell exited); the shell was restarted")
+            return ToolResult.error(f"bash: the command did not finish within {self.timeout:.0f}s; "
+                                    "the shell was restarted")
+        except (asyncio.IncompleteReadError, ConnectionError):  # the shell ended: say how, for whoever reads the log
+            try:
+                status = await asyncio.wait_for(proc.wait(), 5)
+                err = (await asyncio.wait_for(proc.stderr.read(), 5)).decode(errors="replace").strip()
+            except (asyncio.TimeoutError, ConnectionError):
+                status, err = None, ""
+            await self._kill()
+            return ToolResult.error(f"bash: the shell exited (status {status})"
+                                    + (f": {truncate(err, 2000)}" if err else "") + "; a new one starts with the next call")
         text = out
         if err.strip():
             text += ("\n" if text else "") + f"[stderr]\n{err}"
