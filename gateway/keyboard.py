@@ -50,7 +50,8 @@ class Keyboard:
         count = self._d.display.info.max_keycode - first + 1
         self._map = {first + i: list(row) for i, row in enumerate(self._d.get_keyboard_mapping(first, count))}
         self._shift = self._code_of(XK.XK_Shift_L, levels=(0,))[0]
-        self._spare = [c for c, row in self._map.items() if not any(row)]
+        # highest first: libxdo (the tool's key combinations) borrows the lowest spare keycode for a moment
+        self._spare = sorted((c for c, row in self._map.items() if not any(row)), reverse=True)
         self._bound: dict[int, int] = {}  # keysym -> spare keycode it is bound to
         self._bound_at: dict[int, float] = {}  # spare keycode -> when it was last bound
 
