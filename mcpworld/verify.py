@@ -448,10 +448,12 @@ def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:
     return [*((rt, m, "oracle") for m in modes), (rt, modes[-1], "null"), *solution_jobs(rt)]
 
 
-async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, bool]:
+async def run_job(job: Job, run_dir: Path, backend: str, retry_gui: bool = False) -> tuple[TrialResult, bool]:
     """One proof trial, and one more attempt, which the record notes, only when its set-up failed (an app
     that crashed while starting: no agent acted). A GUI oracle that fails, or a scripted solution whose step
-    failed, is a defect to fix, never retried: input the gateway sends arrives whole."""
+    failed, is a defect to fix, never retried by `verify`: input the gateway sends arrives whole.
+    `retry_gui` (CI's re-proof only, until the GUI oracles that wait with fixed pauses wait for what they
+    need) gives a failed GUI oracle its one more attempt too."""
     from mcpworld.rundir import RunDir
     from mcpworld.trial import TrialOptions, run_trial
 
@@ -461,7 +463,8 @@ async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, b
     folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
     result = await run_trial(rt, make_job_agent(agent, rt), opts, folder)
     _note(folder, agent)
-    if result.failure == Failure.SETUP_ERROR:
+    gui_oracle_failed = agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui
+    if result.failure == Failure.SETUP_ERROR or (retry_gui and gui_oracle_failed):
         result = await run_trial(rt, make_job_agent(agent, rt), opts, folder.with_name(folder.name + "-retry"))
         _note(folder.with_name(folder.name + "-retry"), agent)
         return result, True
