@@ -3,8 +3,9 @@
 dialog does), over a window another process repaints (as OBS's preview around its dialogs), while CPU
 burners run. Each text is a path into a folder the dialog has not seen yet (the bench's end in a file
 whose neighbours share its first letters, which the completer pops up), or a line of mixed characters;
-each is read back from the field. The baseline is the same texts sent in one
-burst at xdotool's pace (the tool's typing before it waited for each character to be drawn, and before it separated modifiers from keys)."""
+each is read back from the field. The baseline is the same texts sent in one burst through libxdo at
+xdotool's pace (the tool's typing before it waited for each character to be drawn and before it made a
+round trip to the server between a modifier and its key)."""
 
 from __future__ import annotations
 
