@@ -20,7 +20,7 @@ from Xlib import X, XK
 
 SPECIAL = {"\n": "Return", "\r": "Return", "\t": "Tab", " ": "space"}
 SHIFT_LEVEL = 1  # the core keymap's index of a symbol typed with Shift (group 1, level 2)
-REBIND_GAP = 0.5  # before a spare keycode bound in this call is bound again: the client read the last binding
+REBIND_GAP = 0.5  # before a spare keycode is bound again: the client has read its last binding
 
 
 def keysym_of(ch: str) -> int:
@@ -52,7 +52,6 @@ class Keyboard:
         self._shift = self._code_of(XK.XK_Shift_L, levels=(0,))[0]
         # highest first: libxdo (the tool's key combinations) borrows the lowest spare keycode for a moment
         self._spare = sorted((c for c, row in self._map.items() if not any(row)), reverse=True)
-        self._bound: dict[int, int] = {}  # keysym -> spare keycode it is bound to
         self._bound_at: dict[int, float] = {}  # spare keycode -> when it was last bound
 
     def close(self) -> None:
@@ -74,22 +73,17 @@ class Keyboard:
         self._d.sync()  # handled, and its events sent, before whatever comes next
 
     def _bind(self, keysym: int) -> int:
-        code = self._bound.get(keysym)
-        if code is not None:
-            return code
+        """A spare keycode for a symbol the keymap lacks (one bound before is found in the map by `_code_of`)."""
         if not self._spare:
             raise RuntimeError("the keymap has no spare keycode to bind a character to")
         code = min(self._spare, key=lambda c: self._bound_at.get(c, 0.0))  # the one bound longest ago
         wait = self._bound_at.get(code, 0.0) + REBIND_GAP - time.monotonic()
         if wait > 0:
             time.sleep(wait)
-        for old, c in list(self._bound.items()):
-            if c == code:
-                del self._bound[old]
         self._d.change_keyboard_mapping(code, [(keysym, keysym)])
         self._d.sync()
         self._map[code] = [keysym, keysym]
-        self._bound[keysym], self._bound_at[code] = code, time.monotonic()
+        self._bound_at[code] = time.monotonic()
         return code
 
     def type_char(self, ch: str, hold: float) -> None:
