@@ -443,6 +443,32 @@ def test_vscode_opens_no_devtools(backend, tmp_path):
     assert not result.success
 
 
+@pytest.mark.parametrize("backend", ["local", "docker"])
+def test_vscode_window_browses_nothing_but_its_page(backend, tmp_path):
+    """A browser shortcut VS Code leaves to Chromium (Ctrl+Shift+Delete: its settings, in a browser window with
+    an address bar) would let `file://` list the app user's files and reach the loopback's ports. The managed
+    policy blocks every address but code-server's own host; Chromium's own pages stay (the wildcard spares them,
+    and they show that the address bar navigates)."""
+    result, out, events = run("vscode/1", [
+        {"action": "key", "text": "ctrl+shift+Delete"},
+        {"action": "wait", "duration": 3.0},
+        {"active_window": True},
+        {"action": "key", "text": "ctrl+l"},
+        {"action": "type", "text": "chrome://version\n"},
+        {"action": "wait", "duration": 3.0},
+        {"active_window": True},
+        {"action": "key", "text": "ctrl+l"},
+        {"action": "type", "text": "file:///home/\n"},
+        {"action": "wait", "duration": 3.0},
+        {"active_window": True},
+    ], tmp_path, backend=backend)
+    shown = [texts[0] for action, _, texts in out if "active_window" in action]
+    # the listing's title would be "Index of /home/"; the blocked page's is its address
+    assert shown == ["Settings - Privacy and security - Chromium", "About Version - Chromium",
+                     "file:///home/ - Chromium"], shown
+    assert not result.success
+
+
 def test_freecad_runs_no_macro_the_agent_wrote(tmp_path):
     """A macro file the agent's bash wrote in its HOME, opened in FreeCAD (File > Open shows it in the macro
     editor) and run (the Macro toolbar's Execute macro): FreeCAD would run it with PyRun_File inside its own

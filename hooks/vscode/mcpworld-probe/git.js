@@ -4,6 +4,8 @@
 // state is the task's outcome, not how it was reached).
 "use strict";
 
+const fs = require("fs");
+const path = require("path");
 const vscode = require("vscode");
 const state = require("./state");
 
@@ -22,6 +24,19 @@ function repository(a) {
   return a && a.repositories.length ? a.repositories[0] : null;
 }
 
+// The git extension finds a workspace's repository a while after it activates (seconds on a loaded
+// machine): a call that comes first waits for it, where the workspace has a .git to find.
+async function opened(ms = 15000) {
+  const a = await gitApi();
+  const root = state.root();
+  const expected = root && fs.existsSync(path.join(root, ".git"));
+  for (let waited = 0; ; waited += 100) {
+    const r = repository(a);
+    if (r || !expected || waited >= ms) return r;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
 async function commitInfo(repo, ref) {
   try {
     const c = await repo.getCommit(ref);
@@ -33,7 +48,7 @@ async function commitInfo(repo, ref) {
 
 // null when the workspace has no repository
 async function snapshot() {
-  const repo = repository(await gitApi());
+  const repo = await opened();
   if (!repo) return null;
   const s = repo.state;
   const head = s.HEAD || {};
@@ -101,7 +116,7 @@ function watch(emit, sub) {
 }
 
 async function repo() {
-  const r = repository(await gitApi());
+  const r = await opened();
   if (!r) throw new Error("the workspace has no git repository");
   return r;
 }
