@@ -9,7 +9,9 @@ a round trip (sync) separates them, and the key is released before the modifier,
 
 A character the keymap lacks is bound to a spare keycode (as libxdo does) and the binding stays until
 the pool of spare keycodes is used up: a client that reads the keymap late, when it handles the
-mapping change, must still find the symbol there.
+mapping change, must still find the symbol there. A client may also handle the key before it has read
+the new keymap: Chromium (VS Code's window) dropped the "ø" typed right after it was bound. So a text's
+missing characters are bound before its first key, and the keys wait BIND_SETTLE after the last binding.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from Xlib import X, XK
 SPECIAL = {"\n": "Return", "\r": "Return", "\t": "Tab", " ": "space"}
 SHIFT_LEVEL = 1  # the core keymap's index of a symbol typed with Shift (group 1, level 2)
 REBIND_GAP = 0.5  # before a spare keycode is bound again: the client has read its last binding
+BIND_SETTLE = 0.3  # after a binding, before the key that needs it: the client has read the new keymap
 
 
 def keysym_of(ch: str) -> int:
@@ -72,7 +75,7 @@ class Keyboard:
                               time=X.CurrentTime, root=X.NONE, x=0, y=0)
         self._d.sync()  # handled, and its events sent, before whatever comes next
 
-    def _bind(self, keysym: int) -> int:
+    def _bind(self, keysym: int, settle: bool = True) -> int:
         """A spare keycode for a symbol the keymap lacks (one bound before is found in the map by `_code_of`)."""
         if not self._spare:
             raise RuntimeError("the keymap has no spare keycode to bind a character to")
@@ -84,7 +87,20 @@ class Keyboard:
         self._d.sync()
         self._map[code] = [keysym, keysym]
         self._bound_at[code] = time.monotonic()
+        if settle:
+            time.sleep(BIND_SETTLE)
         return code
+
+    def prepare(self, text: str) -> None:
+        """Binds the characters of `text` the keymap lacks, as many as there are spare keycodes not bound
+        within REBIND_GAP, then waits BIND_SETTLE once (the rest are bound as they come, each waited for)."""
+        now = time.monotonic()
+        free = sum(1 for c in self._spare if self._bound_at.get(c, 0.0) + REBIND_GAP <= now)
+        missing = list(dict.fromkeys(k for k in map(keysym_of, text) if self._code_of(k) is None))
+        for keysym in missing[:free]:
+            self._bind(keysym, settle=False)
+        if missing[:free]:
+            time.sleep(BIND_SETTLE)
 
     def type_char(self, ch: str, hold: float) -> None:
         """One character: press, `hold` seconds, release (and as long again after)."""

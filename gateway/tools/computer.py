@@ -153,6 +153,7 @@ class ComputerTool(ToolProvider):
         watch = self._watch
         paced = watch is not None and watch.usable()
         focused = self._focused_box() if paced else None
+        await asyncio.to_thread(self._keyboard.prepare, text)
         for ch in text:
             since = watch.mark() if paced else 0.0
             await asyncio.to_thread(self._keyboard.type_char, ch, TYPE_HOLD)
