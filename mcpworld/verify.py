@@ -83,8 +83,8 @@ class AppRecords(BaseModel):
 
 
 # -- content hashes --------------------------------------------------------------------------
-DOCS = {"NOTES.md", "measured.json"}  # what an app or task folder says about itself (its notes, its measured
-# memory peak): no proof depends on it
+DOCS = {"NOTES.md", "measured.json", "typing.json"}  # what an app or task folder says about itself (its notes, its
+# measured memory peak, the field the typing bench types into): no proof depends on it
 
 
 def _hash_tree(h, root: Path, label: str) -> None:
@@ -321,6 +321,13 @@ def commit_number() -> int:
         return int(out.stdout.strip()) if out.returncode == 0 else 0
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return 0
+
+
+def in_turn(names: list[str], per_run: int) -> list[str]:
+    """`per_run` of `names`, the next ones at each commit (HEAD's commit number), so a few commits run all: what a
+    CI run tests of a set too slow to test whole each time."""
+    n = commit_number()
+    return sorted({names[(n * per_run + i) % len(names)] for i in range(per_run)})
 
 
 def ci_plan(tasks: dict[str, ResolvedTask], number: int | None = None,

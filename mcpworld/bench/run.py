@@ -14,8 +14,9 @@ from pydantic import BaseModel
 
 from mcpworld.bench.stats import Figure
 
-PARTS = ("reset", "latency", "screenshot", "typing", "gateway", "parallel", "memory")
-DEFAULT_PARTS = PARTS[:-1]  # memory writes apps/<app>/measured.json: asked for by name
+PARTS = ("reset", "latency", "screenshot", "typing", "gateway", "parallel", "app_typing", "memory")
+# asked for by name: app_typing types into each app twice over (minutes per app), memory writes apps/<app>/measured.json
+DEFAULT_PARTS = PARTS[:-2]
 
 
 class Sizes(BaseModel):
@@ -26,11 +27,12 @@ class Sizes(BaseModel):
     calls: int          # gateway: calls per path
     widths: list[int]   # parallel: environments side by side (and trials at once on Ray)
     per_env: int        # parallel: trials per environment
+    app_chars: int = 2000  # app_typing: characters typed into each app, each way
 
 
-FULL = Sizes(repeats=5, events=1000, shots=100, texts=300, calls=200, widths=[1, 2, 4, 6], per_env=3)
-QUICK = Sizes(repeats=2, events=200, shots=20, texts=60, calls=30, widths=[1, 2], per_env=2)
-SMOKE = Sizes(repeats=1, events=30, shots=5, texts=6, calls=5, widths=[1, 2], per_env=1)  # the test: every figure, fast
+FULL = Sizes(repeats=5, events=1000, shots=100, texts=300, calls=200, widths=[1, 2, 4, 6], per_env=3, app_chars=20000)
+QUICK = Sizes(repeats=2, events=200, shots=20, texts=60, calls=30, widths=[1, 2], per_env=2, app_chars=2000)
+SMOKE = Sizes(repeats=1, events=30, shots=5, texts=6, calls=5, widths=[1, 2], per_env=1, app_chars=200)  # the test: every figure, fast
 SIZES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}
 
 
@@ -84,7 +86,7 @@ def bench_tasks(tasks: dict, only: list[str] = ()) -> dict:
 
 
 async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = (), ray_address: str | None = None) -> BenchResult:
-    from mcpworld.bench import gateway, latency, parallel, reset, screen, typed_text
+    from mcpworld.bench import app_typing, gateway, latency, parallel, reset, screen, typed_text
     from mcpworld.config.load import load_tasks
 
     tasks = load_tasks()
@@ -106,6 +108,8 @@ async def run(parts: list[str], sizes: Sizes, log=print, apps: list[str] = (), r
                     figures += await screen.measure(sizes.shots)
                 elif part == "typing":
                     figures += await typed_text.measure(sizes.texts)
+                elif part == "app_typing":
+                    figures += await app_typing.measure(chosen, sizes.app_chars, out)
                 elif part == "gateway":
                     figures += await gateway.measure(chosen, sizes.calls, out)
                 elif part == "parallel":

@@ -1,16 +1,30 @@
-"""Typed text arrives whole in a real app on a loaded machine (issue 34 §1), the short version of
-tests/soak/obs_typing.py: paths typed into OBS's Image File dialog through the computer tool, each into a folder
-the dialog has not listed yet, each read back from OBS's own `source_settings_updated` event, a CPU burner
-beside. Before the fixes in apps/obs/NOTES.md ("Lost input": OBS's OpenGL module drained the X connection it
-shares with Qt; a Shift sent in one burst with its key) such a path arrived wrong about once in forty."""
+"""Typed text arrives whole in the real apps on a loaded machine (issue 34 §1).
+
+Each app's field (`apps/<app>/typing.json`, the bench's `app_typing` part): mixed texts typed through the
+computer tool, each read back from the app's own event, a CPU burner beside; two apps per CI run, in turn by
+commit (each about a minute). The long version is `mcpworld bench run --part app_typing --size full` (20,000
+characters per app, two burners, against the same texts with none).
+
+And OBS's Image File dialog, every run: paths typed each into a folder the dialog has not listed yet, read back
+from OBS's own `source_settings_updated` event (tests/soak/obs_typing.py). Before the fixes in apps/obs/NOTES.md
+("Lost input": OBS's OpenGL module drained the X connection it shares with Qt; a Shift sent in one burst with
+its key) such a path arrived wrong about once in forty."""
 
 import asyncio
 import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
+from mcpworld import paths
+from mcpworld.bench.app_typing import RECIPE, TypingField, describe, type_into
+from mcpworld.config.load import load_tasks
+from mcpworld.verify import in_turn
 
 SOAK = Path(__file__).resolve().parents[1] / "soak" / "obs_typing.py"
+TASKS = load_tasks()
+WITH_FIELD = sorted(p.parent.name for p in paths.APPS_DIR.glob(f"*/{RECIPE}"))
 
 
 def _soak():
@@ -30,3 +44,20 @@ async def test_paths_typed_into_obs_arrive_whole_beside_a_cpu_burner(tmp_path):
     assert result.agent_failure is None, result.failure_detail
     assert len(sent) == 12 and sum(map(len, sent)) > 600
     assert wrong == [], [sent[i] for i in wrong]
+
+
+def test_every_app_has_a_typing_field():
+    apps = {rt.app.id for rt in TASKS.values() if rt.app.available}
+    assert set(WITH_FIELD) == apps, set(apps) ^ set(WITH_FIELD)
+    for app in WITH_FIELD:
+        f = TypingField.of(paths.APPS_DIR / app)
+        assert f.task in TASKS and "{text}" in str(f.enter), app
+
+
+@pytest.mark.parametrize("app", in_turn(WITH_FIELD, 2))
+async def test_texts_typed_into_the_app_arrive_whole_beside_a_cpu_burner(app, tmp_path):
+    rt = TASKS[TypingField.of(paths.APPS_DIR / app).task]
+    typed = await type_into(rt, 300, tmp_path / "trial", burners=1)
+    assert typed.failure is None, describe(typed, 1)
+    assert typed.chars >= 300 and typed.rates(), describe(typed, 1)
+    assert typed.wrong == [], describe(typed, 1) + "".join(f"\n  {a.sent!r} arrived as {a.got!r}" for a in typed.wrong)

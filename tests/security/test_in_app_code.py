@@ -26,7 +26,7 @@ from mcpworld.agents.base import Agent
 from mcpworld.config.load import load_tasks
 from mcpworld.results import failed_on_testbed
 from mcpworld.trial import Trial, TrialOptions
-from mcpworld.verify import commit_number
+from mcpworld.verify import in_turn
 
 TASKS = load_tasks()
 
@@ -162,12 +162,6 @@ def first_code_run(events, source, surface):
 
 def last_bash_output(out) -> str:
     return "".join([texts for action, _, texts in out if "bash" in action][-1])
-
-
-def in_turn(names: list[str], per_run: int) -> list[str]:
-    """`per_run` of `names`, the next ones at each commit (HEAD's commit number), so a few commits run all."""
-    n = commit_number()
-    return sorted({names[(n * per_run + i) % len(names)] for i in range(per_run)})
 
 
 # every console locally; in a container (the same guard in the same app, another desktop) two per CI run, in
