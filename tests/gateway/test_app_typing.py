@@ -61,3 +61,17 @@ async def test_texts_typed_into_the_app_arrive_whole_beside_a_cpu_burner(app, tm
     assert typed.failure is None, describe(typed, 1)
     assert typed.chars >= 300 and typed.rates(), describe(typed, 1)
     assert typed.wrong == [], describe(typed, 1) + "".join(f"\n  {a.sent!r} arrived as {a.got!r}" for a in typed.wrong)
+
+
+def test_a_malformed_typing_field_names_its_file_and_field(tmp_path):
+    from mcpworld.errors import ConfigError
+
+    (tmp_path / RECIPE).write_text('{"about": "x", "task": "anki/161", "enter": [], "event": "searched", '
+                                   '"value": "query", "max_len": 4}')
+    with pytest.raises(ConfigError) as e:
+        TypingField.of(tmp_path)
+    assert e.value.file.endswith(RECIPE) and e.value.field == "max_len", str(e.value)
+    (tmp_path / RECIPE).write_text('{"about": "x",')
+    with pytest.raises(ConfigError) as e:
+        TypingField.of(tmp_path)
+    assert e.value.field == "line 1", str(e.value)
