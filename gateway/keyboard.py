@@ -69,11 +69,13 @@ class Keyboard:
                     best = (code, level)
         return best
 
-    def _fake(self, code: int, press: bool) -> None:
+    def _fake(self, code: int, press: bool, delay_ms: int = 0, sync: bool = True) -> None:
+        """One key event; `delay_ms`: the server holds it back that long after the one before (XTEST's time)."""
         self._xtest.FakeInput(display=self._d.display, opcode=self._opcode,
                               event_type=X.KeyPress if press else X.KeyRelease, detail=code,
-                              time=X.CurrentTime, root=X.NONE, x=0, y=0)
-        self._d.sync()  # handled, and its events sent, before whatever comes next
+                              time=delay_ms or X.CurrentTime, root=X.NONE, x=0, y=0)
+        if sync:
+            self._d.sync()  # handled, and its events sent, before whatever comes next
 
     def _bind(self, keysym: int, settle: bool = True) -> int:
         """A spare keycode for a symbol the keymap lacks (one bound before is found in the map by `_code_of`)."""
@@ -103,15 +105,17 @@ class Keyboard:
             time.sleep(BIND_SETTLE)
 
     def type_char(self, ch: str, hold: float) -> None:
-        """One character: press, `hold` seconds, release (and as long again after)."""
+        """One character: press, `hold` seconds (timed by the server), release (and as long again after)."""
         keysym = keysym_of(ch)
         found = self._code_of(keysym)
         code, shifted = found if found else (self._bind(keysym), 0)
         if shifted:
             self._fake(self._shift, True)
-        self._fake(code, True)
-        time.sleep(hold)
-        self._fake(code, False)
+        # the press and its release go out together, the release held back by the server: a release sent
+        # after a sleep came late when this process was descheduled under load, and the server's autorepeat
+        # (660 ms) had doubled the key meanwhile ("Surrrrvey" in Anki's search bar)
+        self._fake(code, True, sync=False)
+        self._fake(code, False, delay_ms=max(1, round(hold * 1000)))
         if shifted:
             self._fake(self._shift, False)
         time.sleep(hold)
