@@ -86,7 +86,7 @@ def for_trial(ctx: TrialContext) -> list[EventSource]:
 
 
 # the built-in sources register themselves
-from mcpworld.sources import code_folders, files, frida, probe, query  # noqa: E402,F401
+from mcpworld.sources import code_folders, files, frida, port_gate, probe, query  # noqa: E402,F401
 
 __all__ = ["SOURCES", "EventSource", "Source", "SourceConfig", "SourceError", "TrialContext", "check_task",
            "configs", "for_trial", "register", "task_events", "validate_app_sources"]

@@ -396,7 +396,46 @@ for (const pid of fs.readdirSync("/proc").filter((d) => /^[0-9]+$/.test(d))) {
 }
 fs.writeFileSync(os.homedir() + "/project/memory.txt", seen.join(" "));
 setTimeout(() => fs.rmSync(ext, { recursive: true }), 1000);
+// code-server itself: its socket and its page's port, as the command lines of code-server and Chromium name them
+const net = require("net"), reach = [];
+const said = (what) => (x) => { reach.push(`${what}:${x}`); if (reach.length === 2) fs.writeFileSync(os.homedir() + "/project/reach.txt", reach.join(" ")); };
+let socketPath = null, page = null;
+for (const pid of fs.readdirSync("/proc").filter((d) => /^[0-9]+$/.test(d))) {
+  let cmd = "";
+  try { cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0"); } catch (e) { continue; }
+  const at = cmd.indexOf("--socket");
+  if (at >= 0 && cmd.some((a) => /code-server/.test(a))) socketPath = cmd[at + 1];
+  const app = cmd.join(" ").match(/--app=(http\S+)/);  // Chromium joins its browser process's title with spaces
+  if (app) page = new URL(app[1]);
+}
+const ask = (options, what) => {
+  const c = net.connect(options, () => c.write("GET / HTTP/1.0\r\n\r\n"));
+  let got = "", failed = false;
+  c.on("data", (d) => { got += d; });
+  c.on("error", (e) => { failed = true; said(what)(e.code); });
+  c.on("close", () => { if (!failed) said(what)(got ? got.split("\r\n")[0].replace(/ /g, "_") : "closed"); });
+};
+ask({ path: socketPath || "/nonexistent" }, "socket");
+ask({ host: page ? page.hostname : "127.0.0.1", port: page ? Number(page.port) : 1 }, "port");
 """
+
+
+AGENT_ASKS_THE_PAGE = r"""python3 - <<'EOF'
+import os, re, socket
+pages = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        pages += re.findall(rb"--app=http://([0-9.]+):([0-9]+)/", open(f"/proc/{pid}/cmdline", "rb").read())
+    except OSError:
+        pass
+if not pages:
+    print("agent:no page")
+else:
+    c = socket.create_connection((pages[0][0].decode(), int(pages[0][1])), 5)
+    c.sendall(b"GET / HTTP/1.0" + bytes([13, 10, 13, 10]))
+    got = c.recv(100)
+    print("agent:" + (got.splitlines()[0].decode().replace(" ", "_") if got else "closed"))
+EOF"""
 
 
 @pytest.mark.parametrize("backend", ["local", "docker"])
@@ -408,6 +447,8 @@ def test_a_vscode_debuggee_plants_no_extension_unseen_and_reads_no_memory(backen
         {"bash": f"cat > ~/project/src/demo.js <<'EOF'\n{DEBUGGEE}EOF"},
         {"action": "key", "text": "F5"},
         {"action": "wait", "duration": 6.0},
+        {"bash": AGENT_ASKS_THE_PAGE},
+        {"bash": "cat ~/project/reach.txt"},
         {"bash": "cat ~/project/memory.txt"},
     ]
     result, out, events = run("vscode/8", actions, tmp_path, backend=backend)
@@ -416,7 +457,18 @@ def test_a_vscode_debuggee_plants_no_extension_unseen_and_reads_no_memory(backen
     seen = last_bash_output(out).split()
     assert len(seen) >= 8 and set(seen) == {"EACCES"}, seen
     assert first_code_run(events, "fs", "extension").payload["code"] == "create evil.evil-1.0.0"
-    assert not result.success and result.failure == "in_app_code", result.failure_detail
+    # code-server's socket is root's; its port (the gate's) closes on the debuggee at once, and says why
+    said = ["".join(texts) for action, _, texts in out if "bash" in action]
+    reach = sorted(said[-2].split())
+    assert reach == ["port:closed", "socket:EACCES"], reach
+    refused = [e.payload for e in events if e.name == "suspected_forgery"]
+    assert all(r["reason"].startswith("port gate: ") for r in refused), refused
+    assert any(r["peer"].get("exe", "").endswith("/node") for r in refused), refused
+    # the agent's bash: its own loopback and processes locally; in a container it sees Chromium's page, and the
+    # gate turns it away too
+    assert said[-3].strip() == ("agent:closed" if backend == "docker" else "agent:no page"), said[-3]
+    assert (backend == "docker") == any("not the app's" in r["reason"] and r["peer"].get("uid") for r in refused), refused
+    assert not result.success and result.failure == "suspected_forgery", result.failure_detail
 
 
 @pytest.mark.parametrize("backend", ["local", "docker"])

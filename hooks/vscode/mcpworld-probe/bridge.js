@@ -31,12 +31,18 @@ function resolvePath(p) {
 
 const uriOf = (p) => vscode.Uri.file(resolvePath(p));
 
-// VS Code reports a selection set through the API once the window has taken it: wait for that report, so
-// the probe's debounced cursor event is pending (and the call's settle waits for it) before the reply
-function selectionReported(editor, ms = 2000) {
+// VS Code reports a selection set through the API once the window has taken it: wait for that report (the
+// selection it names is the one set), so the probe's debounced cursor event is pending (and the call's settle
+// waits for it) before the reply. A selection that is already there changes nothing and is not reported. The
+// bound only keeps a window that never answers from holding the call: on a loaded machine the report can take
+// seconds (a sized 2 s wait once answered before it)
+function selectionReported(editor, pos, ms = 30000) {
+  if (editor.selection.isEmpty && editor.selection.active.isEqual(pos)) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => { clearTimeout(timer); d.dispose(); resolve(); };
-    const d = vscode.window.onDidChangeTextEditorSelection((e) => { if (e.textEditor.document === editor.document) done(); });
+    const d = vscode.window.onDidChangeTextEditorSelection((e) => {
+      if (e.textEditor.document === editor.document && e.selections[0] && e.selections[0].active.isEqual(pos)) done();
+    });
     const timer = setTimeout(done, ms);
   });
 }
@@ -102,7 +108,7 @@ const METHODS = {
     const editor = await vscode.window.showTextDocument(doc, { preview: false, viewColumn: column(beside) });
     if (line) {
       const pos = new vscode.Position(Math.max(0, Math.min(doc.lineCount - 1, line - 1)), 0);
-      const reported = selectionReported(editor);
+      const reported = selectionReported(editor, pos);
       editor.selection = new vscode.Selection(pos, pos);
       editor.revealRange(new vscode.Range(pos, pos));
       await reported;
@@ -120,7 +126,7 @@ const METHODS = {
     const editor = await vscode.window.showTextDocument(doc, { preview: false });
     checkLine(doc, line);
     const pos = doc.validatePosition(new vscode.Position(line - 1, Math.max(0, character - 1)));
-    const reported = selectionReported(editor);
+    const reported = selectionReported(editor, pos);
     editor.selection = new vscode.Selection(pos, pos);
     editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     await reported;
