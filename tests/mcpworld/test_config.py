@@ -226,7 +226,7 @@ def test_each_event_source_checks_its_own_app_table(tmp_path):
         'id = "myapp"\nname = "X"\n[launch]\ncommand = ["x"]\n[ready]\nwindow_name = "x"\n[events]\nup = "up"\n'
         '[sources.nope]\nx = 1\n[sources.frida]\nscripts = []\n'
         '[[sources.probe.files]]\nfrom = "hooks/myapp/missing"\nto = "{home}/x"\n'
-        '[sources.state_query]\nmodule = "missing.py"\n')
+        '[sources.state_query]\nmodule = "missing.py"\n[sources.port_gate]\nport = "server"\n')
     with pytest.raises(ConfigErrors) as e:
         load_app(folder / "app.toml")
     found = {(x.field, x.problem.split(" (")[0]) for x in e.value.errors}
@@ -234,6 +234,7 @@ def test_each_event_source_checks_its_own_app_table(tmp_path):
     assert any(f == "sources.frida.scripts" and "at least 1" in p for f, p in found), found
     assert any(f == "sources.probe.files[0].from" and "no such file" in p for f, p in found), found
     assert any(f == "sources.state_query.module" and "no file" in p for f, p in found), found
+    assert ("sources.port_gate.port", "'server' is not among the app's ports") in found, found
 
 
 def expect_errors(tmp_path, success):
