@@ -16,6 +16,9 @@ holding the other end (found through /proc/net/tcp and the holders' fds):
   the port), so that first peer is the client's network process; a second one it starts (its restart) has
   the same parent. A program started by the app's server, the agent or anyone else is refused.
 
+Started by an ordinary user (the local backend without users to switch to) the gate admits that user's
+processes: everything runs as one user there.
+
 A refusal closes the connection and is written to stdout as one JSON line {reason, peer} (the runner records
 it as `suspected_forgery`); each distinct refusal once, then counted. The first line is `listening <socket>`.
 """
@@ -89,6 +92,10 @@ class Gate:
         uid, inode = found
         if uid != self.owner.st_uid:
             return f"the peer runs as uid {uid}, not the app's", {"address": list(peer), "uid": uid}
+        if os.geteuid() != 0:
+            # started by an ordinary user, everything runs as that user: no program to tell apart (and the
+            # app's non-dumpable processes are unreadable to it)
+            return None, {}
         pids = holders(inode, uid)
         if not pids:
             return "no process holds the peer's socket", {"address": list(peer)}
@@ -96,7 +103,7 @@ class Gate:
             me = describe(pid)
             if "exe" not in me or "ppid" not in me:
                 return "the peer is gone or unreadable", me
-            if os.geteuid() == 0 and os.stat(f"/proc/{pid}/mem").st_uid != 0:
+            if os.stat(f"/proc/{pid}/mem").st_uid != 0:
                 return "the peer is dumpable: the app user's other programs could steer it", me
             if self.first is None:
                 self.first = me
