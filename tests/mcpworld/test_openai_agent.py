@@ -19,6 +19,7 @@ from mcpworld.config.load import load_tasks
 from mcpworld.report.build import build
 from mcpworld.report.html import render
 from mcpworld.trial import Trial, TrialOptions
+from mcpworld.verify import in_turn
 from tests.mcpworld.scripted_api import ScriptedServer
 from tests.mcpworld.test_cli import mcpworld
 
@@ -201,6 +202,39 @@ async def test_gui_mode_replays_the_gui_oracle(api, tmp_path):
     shots = sum("screenshot" in m["content"] for m in last if m["role"] == "tool")
     assert shots > 2 and sum(p["type"] == "image_url" for p in parts) == 2
     assert sum(p.get("text") == REMOVED for p in parts) == shots - 2
+
+
+def replayable(mode):
+    """Each app's first ready task whose reference solution for `mode` a model's calls replay as they are (no
+    step waits for a window, a drawing or an event: the oracle's own options, which a model has not)."""
+    from mcpworld.verify import lacks_build
+    first = {}
+    for key, rt in sorted(TASKS.items(), key=lambda kv: (kv[1].app.id, int(kv[0].split("/")[1]))):
+        steps = rt.task.oracle_for(mode) if rt.task.status == "ready" and mode in rt.task.modes else None
+        if rt.app.id not in first and steps and not lacks_build(rt) and not any(
+                s.window or s.draws or s.shows for s in steps):
+            first[rt.app.id] = key
+    return first
+
+
+# one task per app in each API mode, two of them per CI run, in turn
+PER_APP = [f"{key}:{mode}" for mode in ("mcp", "hybrid") for key in replayable(mode).values()]
+
+
+@pytest.mark.parametrize("case", in_turn(PER_APP, 2))
+async def test_every_apps_task_through_the_scripted_server(api, tmp_path, case):
+    key, mode = case.split(":")
+    oracle = replay(key, mode)
+    fake = api([*oracle, text_reply("Done.")])
+    r = await trial(key, mode, fake, tmp_path)
+    assert r.success and r.kscr == 1.0, (r.failure, r.failure_detail)
+    assert fake.problems == [] and r.tool_calls == len(oracle)
+
+
+def test_every_app_has_a_task_the_scripted_server_replays():
+    apps = {rt.app.id for rt in TASKS.values() if rt.task.status == "ready"}
+    for mode in ("mcp", "hybrid"):
+        assert set(replayable(mode)) == apps, (mode, apps - set(replayable(mode)))
 
 
 async def test_a_script_that_stops_early_fails_cleanly(api, tmp_path):
