@@ -150,12 +150,13 @@ class Gate:
     async def run(self) -> None:
         server = await asyncio.start_server(self.serve, *self.listen)
         print("listening", self.upstream, flush=True)
-        await self.guard_socket()
+        guard = asyncio.ensure_future(self.guard_socket())
         loop = asyncio.get_running_loop()
         while True:  # until `stop` on stdin or its end
             line = await loop.run_in_executor(None, sys.stdin.readline)
             if not line or line.strip() == "stop":
                 break
+        guard.cancel()
         server.close()
         counts = [{"reason": r, "exe": e, "times": n} for (r, e), n in self.refused.items() if n > 1]
         if counts:
@@ -176,10 +177,11 @@ async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             pass
 
 
-def make_folder(owner: os.stat_result) -> str:
-    """A fresh folder for the app server's socket: root's, the app's group may create in it, and the sticky
-    bit keeps anyone but the owner of an entry from removing or renaming it."""
-    folder = tempfile.mkdtemp(prefix="mcpworld-gate-")
+def make_folder(beside: str, owner: os.stat_result) -> str:
+    """A fresh folder for the app server's socket beside the app's private folder (in the environment's own,
+    root's, which goes with the environment even if the gate is killed): root's, the app's group may create
+    in it, and the sticky bit keeps anyone but the owner of an entry from removing or renaming it."""
+    folder = tempfile.mkdtemp(prefix="gate-", dir=os.path.dirname(os.path.abspath(beside)))
     if os.geteuid() == 0:
         os.chown(folder, 0, owner.st_gid)
     os.chmod(folder, 0o1770)
@@ -193,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     host, _, port = args.listen.rpartition(":")
     owner = os.stat(args.owner_of)
-    folder = make_folder(owner)
+    folder = make_folder(args.owner_of, owner)
     try:
         asyncio.run(Gate((host, int(port)), folder, owner).run())
     finally:
