@@ -37,6 +37,7 @@ import tempfile
 from probe_runtime.relay import describe
 
 SOCKET_NAME = "server.sock"
+GONE = "the peer's socket is closed"  # nothing to refuse: no process can use that connection any more
 
 
 def _hex_address(host: str, port: int, family: int) -> str:
@@ -46,15 +47,15 @@ def _hex_address(host: str, port: int, family: int) -> str:
     return "".join(int.from_bytes(w, sys.byteorder).to_bytes(4, "big").hex().upper() for w in words) + f":{port:04X}"
 
 
-def tcp_socket_of(peer: tuple, local: tuple) -> tuple[int, int] | None:
-    """(uid, inode) of the socket whose own address is `peer` and whose other end is `local` (ours)."""
+def tcp_socket_of(peer: tuple, local: tuple) -> tuple[int, int, str] | None:
+    """(uid, inode, TCP state in hex) of the socket whose own address is `peer` and whose other end is `local` (ours)."""
     family = socket.AF_INET6 if ":" in peer[0] else socket.AF_INET
     want = (_hex_address(peer[0], peer[1], family), _hex_address(local[0], local[1], family))
     with open("/proc/net/tcp6" if family == socket.AF_INET6 else "/proc/net/tcp") as f:
         for line in f.readlines()[1:]:
             fields = line.split()
             if (fields[1], fields[2]) == want:
-                return int(fields[7]), int(fields[9])
+                return int(fields[7]), int(fields[9]), fields[3]
     return None
 
 
@@ -89,7 +90,9 @@ class Gate:
         found = tcp_socket_of(peer, local)
         if found is None:
             return "the peer's socket is gone", {"address": list(peer)}
-        uid, inode = found
+        uid, inode, state = found
+        if inode == 0:  # the peer has closed its end already (Chromium drops a connection it opened ahead)
+            return GONE, {}
         if uid != self.owner.st_uid:
             return f"the peer runs as uid {uid}, not the app's", {"address": list(peer), "uid": uid}
         if os.geteuid() != 0:
@@ -98,7 +101,7 @@ class Gate:
             return None, {}
         pids = holders(inode, uid)
         if not pids:
-            return "no process holds the peer's socket", {"address": list(peer)}
+            return "no process holds the peer's socket", {"address": list(peer), "inode": inode, "tcp_state": state}
         for pid in pids:
             me = describe(pid)
             if "exe" not in me or "ppid" not in me:
@@ -120,7 +123,8 @@ class Gate:
         except OSError as e:
             why, who = f"the peer could not be looked up: {e}", {"address": list(peer)}
         if why is not None:
-            self._refusal(why, who)
+            if why is not GONE:
+                self._refusal(why, who)
             writer.close()
             return
         try:
