@@ -33,10 +33,12 @@ import socket
 import sys
 import shutil
 import tempfile
+import time
 
 from probe_runtime.relay import describe
 
 SOCKET_NAME = "server.sock"
+HOLDER_WAIT = 2.0  # s
 GONE = "the peer's socket is closed"  # nothing to refuse: no process can use that connection any more
 
 
@@ -69,12 +71,16 @@ def holders(inode: int, uid: int) -> list[int]:
                 uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
             if int(uids[0]) != uid:
                 continue
-            for fd in os.listdir(f"/proc/{pid}/fd"):
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except (OSError, StopIteration, ValueError, IndexError):
+            continue  # the process is gone
+        for fd in fds:
+            try:
                 if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
                     found.append(int(pid))
                     break
-        except (OSError, StopIteration, ValueError, IndexError):
-            continue
+            except OSError:
+                continue  # closed since the listing: a busy process (Chromium's) opens and closes fds all along
     return found
 
 
@@ -100,6 +106,19 @@ class Gate:
             # app's non-dumpable processes are unreadable to it)
             return None, {}
         pids = holders(inode, uid)
+        waited = 0.0
+        while not pids and waited < HOLDER_WAIT:
+            # the socket may be in flight between processes (SCM_RIGHTS): look again until it has a holder, is
+            # closed, or the wait is over
+            time.sleep(0.05)
+            waited += 0.05
+            again = tcp_socket_of(peer, local)
+            if again is None or again[1] != inode:
+                return GONE, {}
+            pids = holders(inode, uid)
+        if waited:
+            print(f"port gate: inode {inode} held by {pids or 'no process'} after {waited:.2f} s",
+                  file=sys.stderr, flush=True)
         if not pids:
             return "no process holds the peer's socket", {"address": list(peer), "inode": inode, "tcp_state": state}
         for pid in pids:
