@@ -98,6 +98,7 @@ class Gate:
             return "the peer's socket is gone", {"address": list(peer)}
         uid, inode, state = found
         if inode == 0:  # the peer has closed its end already (Chromium drops a connection it opened ahead)
+            print(f"port gate: {peer} closed already ({found})", file=sys.stderr, flush=True)
             return GONE, {}
         if uid != self.owner.st_uid:
             return f"the peer runs as uid {uid}, not the app's", {"address": list(peer), "uid": uid}
@@ -114,6 +115,7 @@ class Gate:
             waited += 0.05
             again = tcp_socket_of(peer, local)
             if again is None or again[1] != inode:
+                print(f"port gate: {peer} closed while looked at ({again})", file=sys.stderr, flush=True)
                 return GONE, {}
             pids = holders(inode, uid)
         if waited:

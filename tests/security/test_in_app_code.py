@@ -403,6 +403,7 @@ let socketPath = null, page = null;
 for (const pid of fs.readdirSync("/proc").filter((d) => /^[0-9]+$/.test(d))) {
   let cmd = "";
   try { cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0"); } catch (e) { continue; }
+  if (!cmd.join(" ").includes(os.homedir() + "/")) continue;  // this environment's (others may run beside it)
   const at = cmd.indexOf("--socket");
   if (at >= 0 && cmd.some((a) => /code-server/.test(a))) socketPath = cmd[at + 1];
   const app = cmd.join(" ").match(/--app=(http\S+)/);  // Chromium joins its browser process's title with spaces
@@ -425,7 +426,9 @@ import os, re, socket
 pages = []
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:
-        pages += re.findall(rb"--app=http://([0-9.]+):([0-9]+)/", open(f"/proc/{pid}/cmdline", "rb").read())
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+        if os.path.expanduser("~/").encode() in cmd:  # this environment's (others may run beside it)
+            pages += re.findall(rb"--app=http://([0-9.]+):([0-9]+)/", cmd)
     except OSError:
         pass
 if not pages:
