@@ -29,13 +29,13 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import socket
 import sys
-import shutil
 import tempfile
 import time
 
-from probe_runtime.relay import describe
+from probe_runtime.relay import Siblings, describe, dumpable
 
 SOCKET_NAME = "server.sock"
 HOLDER_WAIT = 2.0  # s
@@ -88,7 +88,7 @@ class Gate:
     def __init__(self, listen: tuple[str, int], folder: str, owner: os.stat_result):
         self.listen, self.owner = listen, owner
         self.upstream = os.path.join(folder, SOCKET_NAME)
-        self.first: dict | None = None
+        self.siblings = Siblings()
         self.refused: dict[tuple, int] = {}
 
     def admit(self, peer: tuple, local: tuple) -> tuple[str | None, dict]:
@@ -127,14 +127,14 @@ class Gate:
             me = describe(pid)
             if "exe" not in me or "ppid" not in me:
                 return "the peer is gone or unreadable", me
-            if os.stat(f"/proc/{pid}/mem").st_uid != 0:
+            if dumpable(pid):
                 return "the peer is dumpable: the app user's other programs could steer it", me
-            if self.first is None:
-                self.first = me
+            pinning = self.siblings.first is None
+            if self.siblings.stranger(me):
+                first = self.siblings.first
+                return f"not the app's client (pid {first['pid']}: {first['exe']}, parent {first['ppid']})", me
+            if pinning:
                 print(f"port gate: pinned {json.dumps(me)}", file=sys.stderr, flush=True)
-            elif (me["exe"], me["ppid"]) != (self.first["exe"], self.first["ppid"]):
-                return (f"not the app's client (pid {self.first['pid']}: {self.first['exe']}, parent "
-                        f"{self.first['ppid']})"), me
         return None, {}
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

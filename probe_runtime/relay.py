@@ -61,6 +61,27 @@ def describe(pid: int) -> dict:
     return info
 
 
+def dumpable(pid: int) -> bool:
+    """Whether the app user's other programs could read or ptrace the process (a non-dumpable process's /proc
+    files are root's). OSError where it is gone."""
+    return os.stat(f"/proc/{pid}/mem").st_uid != 0
+
+
+class Siblings:
+    """The first process admitted pins its program and parent; a later one must share both (the same program
+    forked by the same parent: a second window's extension host, a restarted network service)."""
+
+    def __init__(self):
+        self.first: dict | None = None
+
+    def stranger(self, me: dict) -> bool:
+        """Whether `me` (describe()) is not the first process's sibling; the first one is pinned and is not."""
+        if self.first is None:
+            self.first = me
+            return False
+        return (me["exe"], me["ppid"]) != (self.first["exe"], self.first["ppid"])
+
+
 def digest(path: str) -> str:
     """What a file or a folder holds: every file's relative path and bytes, links as their targets."""
     h = hashlib.sha256()
@@ -85,7 +106,7 @@ class Relay:
         self.sealed = {p: digest(p) for p in sealed}
         self.client = ProbeClient(cfg["url"], cfg["token"], cfg["run_id"], cfg["app"], source="probe",
                                   stream=f"{cfg['app']}{RELAY_STREAM}")
-        self.first: dict | None = None        # the pinned first peer
+        self.siblings = Siblings()            # the pinned first peer and its siblings
         self.acked: dict[int, int] = {}       # peer pid -> its highest seq forwarded
         self.peer_config = {k: cfg.get(k) for k in ("run_id", "app", "ports", "secrets", "bind_host")}
 
@@ -97,19 +118,17 @@ class Relay:
         if uid != os.stat(self.socket_path).st_uid:
             return f"the peer runs as uid {uid}, not the app's"
         try:
-            if os.stat(f"/proc/{pid}/mem").st_uid != 0:  # a non-dumpable process's /proc files are root's
+            if dumpable(pid):
                 return "the peer is dumpable: its memory is open to the app user's other programs"
         except OSError:
             return "the peer is gone"
         changed = [p for p, d in self.sealed.items() if digest(p) != d]
         if changed:
             return f"the probe's files changed since the trial placed them: {', '.join(changed)}"
-        if self.first is None:
-            self.first = me
-            return None
-        if me["exe"] != self.first["exe"] or me["ppid"] != self.first["ppid"]:
-            return (f"not a sibling of the app's probe process (pid {self.first['pid']}: {self.first['exe']}, "
-                    f"parent {self.first['ppid']})")
+        if self.siblings.stranger(me):
+            first = self.siblings.first
+            return (f"not a sibling of the app's probe process (pid {first['pid']}: {first['exe']}, "
+                    f"parent {first['ppid']})")
         return None
 
     async def serve_peer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -108,6 +108,18 @@ class Environment(abc.ABC):
         """After the reset: HOME to the app's user, shared with the agent's, but `private` (the app's own data)
         the app user's alone. Where there are no separate users, nothing to do."""
 
+    async def end_runtime(self, proc, timeout: float) -> None:
+        """End a runtime process that stops on `stop` from its stdin (after sending what it holds: the relay's
+        events, the port gate's counts); its group is killed if it has not within `timeout` s."""
+        if proc.returncode is not None:
+            return
+        try:
+            proc.stdin.write(b"stop\n")
+            await proc.stdin.drain()
+            await asyncio.wait_for(proc.wait(), timeout)
+        except (ConnectionError, asyncio.TimeoutError):
+            await self.kill_group(proc)
+
     async def kill_group(self, proc) -> None:
         """SIGKILL a spawned process's group (a shell and what it started) and reap it."""
         if proc.returncode is None:

@@ -71,12 +71,6 @@ class PortGateSource(EventSource):
         gate = getattr(self, "gate", None)
         if gate is None:
             return
-        if gate.returncode is None:
-            try:
-                gate.stdin.write(b"stop\n")
-                await gate.stdin.drain()
-                await asyncio.wait_for(gate.wait(), 10)
-            except (ConnectionError, asyncio.TimeoutError):
-                await self.ctx.env.kill_group(gate)
+        await self.ctx.env.end_runtime(gate, 10)
         with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(self.reading, 5)

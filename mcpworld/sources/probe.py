@@ -94,12 +94,6 @@ class ProbeSource(EventSource):
     async def stop(self) -> None:
         if self._rearming is not None and not self._rearming.done():
             self._rearming.cancel()
-        if self.relay is not None and self.relay.returncode is None:
-            # it sends what the evaluator has not acknowledged, then exits
-            try:
-                self.relay.stdin.write(b"stop\n")
-                await self.relay.stdin.drain()
-                await asyncio.wait_for(self.relay.wait(), 15)
-            except (ConnectionError, asyncio.TimeoutError):
-                await self.ctx.env.kill_group(self.relay)
+        if self.relay is not None:  # it sends what the evaluator has not acknowledged, then exits
+            await self.ctx.env.end_runtime(self.relay, 15)
 
