@@ -7,20 +7,14 @@ from __future__ import annotations
 
 import json
 import queue
-import socket
 import threading
 import urllib.error
 import urllib.request
 
 import pytest
 
+from gateway.net import free_port
 from probe_runtime.bridge_server import BridgeError, BridgeServer
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -45,7 +39,7 @@ def app():
                           before_call=lambda m: log.append(("before", m, bridge.in_call())),
                           after_call=lambda m: log.append(("after", m, bridge.in_call())),
                           flush=lambda: log.append(("flush", threading.current_thread().name)))
-    port = _free_port()
+    port = free_port()
     bridge.serve("127.0.0.1", port)
     yield f"http://127.0.0.1:{port}", log
     bridge.close()

@@ -7,10 +7,10 @@ import base64
 import json
 import os
 import re
-import socket
 
 import pytest
 
+from gateway.net import free_port
 from gateway.base import ToolSpec
 from gateway.modes import Kind
 from mcpworld.agents import make_agent
@@ -286,12 +286,6 @@ def test_the_servers_protocol_check_sees_what_is_missing():
     assert len(protocol_problems({"tools": [{"type": "function", "function": {"name": "a"}}], "messages": []})) == 1
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_cli_checks_the_key_and_the_server_before_any_environment(api, tmp_path):
     out = tmp_path / "run"
     keys = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -303,7 +297,7 @@ def test_cli_checks_the_key_and_the_server_before_any_environment(api, tmp_path)
     assert r.returncode == 2 and "$MY_MODEL_KEY" in r.stderr, r.stderr
     r = mcpworld(*run, "--agent", "claude", env=base)
     assert r.returncode == 2 and "$ANTHROPIC_API_KEY" in r.stderr, r.stderr
-    nowhere = f"http://127.0.0.1:{_free_port()}/v1"
+    nowhere = f"http://127.0.0.1:{free_port()}/v1"
     r = mcpworld(*run, "--agent", "openai", "--model", MODEL, "--base-url", nowhere,
                  env={**base, "OPENAI_API_KEY": "k"})
     assert r.returncode == 2 and f"no OpenAI-compatible server answers at {nowhere}" in r.stderr, r.stderr

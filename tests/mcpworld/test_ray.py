@@ -7,7 +7,6 @@ trial, its verdicts match the local executor's, and a run whose driver is killed
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from gateway.net import free_port
 from mcpworld import paths
 
 RAY = Path(sys.executable).with_name("ray")
@@ -25,17 +25,11 @@ TRIALS = 2
 ENV = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "COLUMNS": "80"}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def node_processes(port: int) -> list[psutil.Process]:
-    """A node's raylet (found by its own port) and everything under it."""
+    """A node's raylet (found by its own port, a whole argument) and everything under it."""
     for p in psutil.process_iter(["cmdline"]):
-        cmd = " ".join(p.info["cmdline"] or [])
-        if "raylet" in cmd and f"--node_manager_port={port}" in cmd:
+        cmd = p.info["cmdline"] or []
+        if cmd and cmd[0].endswith("/raylet") and f"--node_manager_port={port}" in cmd:
             return [p, *p.children(recursive=True)]
     return []
 
@@ -61,6 +55,15 @@ def cluster():
     while not node_processes(worker_port) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert node_processes(head_port) and node_processes(worker_port), "the Ray nodes did not start"
+    # a raylet that dies at start (its port taken) would leave one node, and the kill below would find none
+    count, alive = "", "import ray, sys; ray.init(address=sys.argv[1]); print(sum(n['Alive'] for n in ray.nodes()))"
+    while time.monotonic() < deadline:
+        count = subprocess.run([sys.executable, "-c", alive, address], env=ENV, capture_output=True, text=True,
+                               timeout=120).stdout.strip()
+        if count == "2":
+            break
+        time.sleep(1)
+    assert count == "2", f"{count or 'no'} Ray nodes alive, two started"
     yield address, worker_port
     for node in reversed(nodes):
         node.send_signal(signal.SIGTERM)
