@@ -421,6 +421,33 @@ ask({ host: page ? page.hostname : "127.0.0.1", port: page ? Number(page.port) :
 """
 
 
+@pytest.mark.parametrize("backend", ["local", "docker"])
+def test_joplins_editor_reads_and_writes_only_the_note(backend, tmp_path):
+    """Joplin's `edit` runs `vi -Z` (no shell commands) as the app's user: its :r and :w would still read the
+    client's profile into the note and write files anywhere that user may. The probe starts it confined to
+    the note's folder: the note is edited, nothing else is read or written."""
+    actions = [
+        {"action": "left_click", "coordinate": [640, 10]},
+        {"action": "type", "text": ":"},
+        {"action": "type", "text": 'edit "Meeting notes"'},
+        {"action": "key", "text": "Return"},
+        {"action": "wait", "duration": 2.0},
+        {"action": "type", "text": ":r @HOME@/.config/joplin/settings.json\n"},
+        {"action": "type", "text": ":w @HOME@/Documents/written-by-vi.txt\n"},
+        {"action": "key", "text": "G"},
+        {"action": "key", "text": "o"},
+        {"action": "type", "text": "Edited."},
+        {"action": "key", "text": "Escape"},
+        {"action": "type", "text": ":wq\n"},
+        {"action": "wait", "duration": 2.0},
+        {"bash": "ls ~/Documents"},
+    ]
+    result, out, events = run("joplin/108", actions, tmp_path, backend=backend)
+    bodies = [e.payload["body"] for e in events if e.name == "note_body_changed"]
+    assert bodies == ["Agenda: budget review\nEdited.\n"], bodies  # the edit, and not the profile's settings
+    assert "written-by-vi.txt" not in last_bash_output(out)
+
+
 AGENT_ASKS_THE_PAGE = r"""python3 - <<'EOF'
 import os, re, socket
 pages = []

@@ -37,12 +37,20 @@ function start() {
   // ---- programs: the client starts none but its editor (`edit`, with the snapshot's `vi -Z`, which runs no
   // shell command). Any other (the editor setting changed to a shell, ...) is refused and reported before it
   // would start: a program running as the app's user could reach this process's memory.
+  // The editor itself runs confined (the runtime's confine.py, Landlock): as the app's user its :r and :w would
+  // reach every file of that user (the profile, this probe), so it may read the system and write only in the
+  // note's folder (the client's temp folder). Without Landlock it does not start (fails closed).
   const cp = require("child_process");
+  const CONFINE = require("path").join(__dirname, "confine.py");
   const isEditor = (file, args) => /(^|\/)vi$/.test(String(file)) && Array.isArray(args) && args[0] === "-Z";
   for (const name of ["spawn", "spawnSync", "execFile", "execFileSync", "exec", "execSync", "fork"]) {
     const original = cp[name];
     cp[name] = function refusing(file, args, ...rest) {
-      if ((name === "spawn" || name === "spawnSync") && isEditor(file, args)) return original.call(this, file, args, ...rest);
+      if ((name === "spawn" || name === "spawnSync") && isEditor(file, args)) {
+        const folder = require("path").dirname(String(args[args.length - 1]));
+        // -i NONE: no viminfo in HOME (a refused write would stop vi at a prompt)
+        return original.call(this, "/usr/bin/python3", [CONFINE, "--write", folder, "--", String(file), "-i", "NONE", ...args], ...rest);
+      }
       const argv = [String(file), ...(Array.isArray(args) ? args.map(String) : [])];
       emit("code_run", { surface: "program", code: argv.join(" ").slice(0, 4000), blocked: true });
       const error = new Error(`mcpworld: starting ${argv[0]} is turned off in this run`);
