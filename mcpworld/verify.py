@@ -455,12 +455,11 @@ def jobs_for(rt: ResolvedTask, backend: str) -> list[Job]:
     return [*((rt, m, "oracle") for m in modes), (rt, modes[-1], "null"), *solution_jobs(rt)]
 
 
-async def run_job(job: Job, run_dir: Path, backend: str, retry_gui: bool = False) -> tuple[TrialResult, bool]:
+async def run_job(job: Job, run_dir: Path, backend: str) -> tuple[TrialResult, bool]:
     """One proof trial, and one more attempt, which the record notes, only when its set-up failed (an app
     that crashed while starting: no agent acted). A GUI oracle that fails, or a scripted solution whose step
-    failed, is a defect to fix, never retried by `verify`: input the gateway sends arrives whole.
-    `retry_gui` (CI's re-proof only, until the GUI oracles that wait with fixed pauses wait for what they
-    need) gives a failed GUI oracle its one more attempt too."""
+    failed, is a defect to fix, never retried (here nor in CI's re-proof): input the gateway sends arrives
+    whole, and each GUI oracle step waits for what it needs (`draws`, `shows`, `window`)."""
     from mcpworld.rundir import RunDir
     from mcpworld.trial import TrialOptions, run_trial
 
@@ -470,8 +469,7 @@ async def run_job(job: Job, run_dir: Path, backend: str, retry_gui: bool = False
     folder = run.trial(rt.app.id, rt.key, f"{mode}-{agent.replace(':', '-')}", 0).path
     result = await run_trial(rt, make_job_agent(agent, rt), opts, folder)
     _note(folder, agent)
-    gui_oracle_failed = agent == "oracle" and not result.success and rt.task.oracle_for(mode) is rt.task.oracle.gui
-    if result.failure == Failure.SETUP_ERROR or (retry_gui and gui_oracle_failed):
+    if result.failure == Failure.SETUP_ERROR:
         result = await run_trial(rt, make_job_agent(agent, rt), opts, folder.with_name(folder.name + "-retry"))
         _note(folder.with_name(folder.name + "-retry"), agent)
         return result, True

@@ -117,14 +117,14 @@ TRIAL_MARGIN = 300.0  # one trial's bound beyond its task's timeout (start-up, s
 @pytest.fixture(scope="module")
 def reproofs(tmp_path_factory) -> dict:
     """Every planned trial, PARALLEL at a time: (task, mode, agent) -> (result, first failure) or what the
-    trial raised. A trial whose set-up failed (an app that crashed while starting) and a GUI oracle that failed
-    get one more attempt (verify.run_job), reported as a warning; `tasks verify` retries no GUI oracle."""
+    trial raised. A trial whose set-up failed (an app that crashed while starting) gets one more attempt
+    (verify.run_job), reported as a warning; a GUI oracle that failed is not retried, here as in `tasks verify`."""
     out = tmp_path_factory.mktemp("reproof")
 
     async def one(gate, key, mode, agent):
         rt = TASKS[key]
         async with gate:
-            result, retried = await asyncio.wait_for(run_job((rt, mode, agent), out, LOCAL, retry_gui=True),
+            result, retried = await asyncio.wait_for(run_job((rt, mode, agent), out, LOCAL),
                                                      2 * (rt.task.timeout + TRIAL_MARGIN))
         first = RunDir(out).trial(rt.app.id, key, f"{mode}-{agent.replace(':', '-')}", 0) if retried else None
         first = first.load_result() if first else None
