@@ -230,6 +230,15 @@ function start() {
       promptedWith = initialText;
       return origPrompt.call(this, initialText, ...rest);
     };
+    // the command line takes keys once its input field exists (created at the next render, a moment after ':'):
+    // keys typed before that go to the key map; what a person waits to see before typing
+    const origStatusRender = StatusBarWidget.prototype.render;
+    StatusBarWidget.prototype.render = function (...args) {
+      const had = !!this.inputEventEmitter_;
+      const r = origStatusRender.apply(this, args);
+      if (!had && this.inputEventEmitter_) emit("prompt_shown", { initial_text: this.promptState_ ? this.promptState_.initialText : null });
+      return r;
+    };
     const origPromptCommand = AppGui.prototype.processPromptCommand;
     AppGui.prototype.processPromptCommand = function (cmd) {
       const checkbox = promptedWith === CHECKBOX && typeof cmd === "string" && cmd.trim() === CHECKBOX;
