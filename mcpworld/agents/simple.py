@@ -47,7 +47,10 @@ class OracleAgent(Agent):
         if steps is None:
             raise AgentError(f"task {ctx.task.key} has no reference solution for mode '{ctx.mode}'")
         available = {s.name for s in ctx.tools.specs()}
+        began = len(ctx.events.log.events) if ctx.events is not None else 0
         for i, step in enumerate(steps):
+            if step.unless and self.reported(ctx, step.unless, began):
+                continue
             if step.tool not in available:
                 raise AgentError(f"oracle step {i} needs tool '{step.tool}', not offered in mode '{ctx.mode}'"
                                  f"{' with --no-bash' if ctx.no_bash else ''}")
@@ -69,6 +72,14 @@ class OracleAgent(Agent):
                     await ctx.env.wait_window(ctx.values.expand(step.window), self.focus_timeout)
                 except EnvironmentSetupError as e:
                     raise AgentError(f"oracle step {i}: {e}") from None
+
+    @staticmethod
+    def reported(ctx: AgentContext, shown, since: int) -> bool:
+        """Whether the app reported `shown`'s event (matching its `where`) from the `since`-th event on."""
+        if ctx.events is None:
+            return False
+        where = compile_where(shown.where, "unless.where")
+        return any(e.name == shown.event and where(e.payload) for e in ctx.events.log.events[since:])
 
     async def watch(self, ctx: AgentContext, step: OracleStep, since: int) -> None:
         """Until the app reports the event that shows the step's effect (from the step's start on), or the

@@ -301,17 +301,20 @@ def _check_steps(steps: list[OracleStep], prefix: str, allowed: Callable[[Oracle
                 errors.append(ConfigError(file, f"{prefix}[{j}].window", f"unknown placeholder {e}"))
             except re.error as e:
                 errors.append(ConfigError(file, f"{prefix}[{j}].window", f"not a regular expression: {e}"))
-        if st.shows is not None:
-            if st.shows.event not in known:
-                errors.append(ConfigError(file, f"{prefix}[{j}].shows.event",
-                                          f"unknown '{st.shows.event}' (known: {', '.join(sorted(known))})"))
+        for field in ("shows", "unless"):
+            shown = getattr(st, field)
+            if shown is None:
+                continue
+            if shown.event not in known:
+                errors.append(ConfigError(file, f"{prefix}[{j}].{field}.event",
+                                          f"unknown '{shown.event}' (known: {', '.join(sorted(known))})"))
             try:
-                st.shows.where = expand_tree(st.shows.where, params)
-                compile_where(st.shows.where, f"{prefix}[{j}].shows.where")
+                shown.where = expand_tree(shown.where, params)
+                compile_where(shown.where, f"{prefix}[{j}].{field}.where")
             except PredicateError as e:
                 errors.append(ConfigError(file, e.path, e.problem))
             except (KeyError, ValueError) as e:
-                errors.append(ConfigError(file, f"{prefix}[{j}].shows.where", f"unknown placeholder {e}"))
+                errors.append(ConfigError(file, f"{prefix}[{j}].{field}.where", f"unknown placeholder {e}"))
         if st.tool == COMPUTER_TOOL and st.args.get("action") not in COMPUTER_ACTIONS:
             errors.append(ConfigError(file, f"{prefix}[{j}].args.action",
                                       f"unknown '{st.args.get('action')}' (known: {', '.join(COMPUTER_ACTIONS)})"))

@@ -144,6 +144,10 @@ class OracleStep(_Model):
         "paused); the solution waits for it, at most a minute, before its next step or its end, as a person "
         "watches the screen until the change appears. It only waits: an event that never comes is the verdict's "
         "to judge"))
+    unless: Shows | None = Field(default=None, description=(
+        "scripted solutions: skip this step when the app has already reported this event since the solution "
+        "began: a second try a person makes only if the first did not take (the folder dialog's Return that "
+        "went into the folder instead of opening it). The step before it should `shows` the same event"))
 
     @property
     def draw_share(self) -> float:

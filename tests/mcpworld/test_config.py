@@ -270,13 +270,15 @@ def test_a_tolerance_says_why_and_never_lets_the_asked_collection_change_freely(
     assert rt.state_diff.tolerances[0].fields == ("mod",)
 
 
-def test_the_event_a_solution_step_shows_is_checked_when_the_task_loads(tmp_path):
-    """A step's `shows` names an event of the app and a where that compiles, with the task's parameters filled in."""
+@pytest.mark.parametrize("field", ["shows", "unless"])
+def test_the_event_a_solution_step_shows_is_checked_when_the_task_loads(tmp_path, field):
+    """A step's `shows` (and `unless`) names an event of the app and a where that compiles, with the task's
+    parameters filled in."""
     data = mutate()
-    data["oracle"]["mcp"][0]["shows"] = {"event": "bogus"}
-    assert any(field == "oracle.mcp[0].shows.event" and "unknown 'bogus'" in problem
-               for field, problem in errors_of(tmp_path, data))
-    data["oracle"]["mcp"][0]["shows"] = {"event": data["key_steps"][0]["event"], "where": {"x": {"$bogus": 1}}}
-    assert any(field.startswith("oracle.mcp[0].shows.where") for field, _ in errors_of(tmp_path, data))
-    data["oracle"]["mcp"][0]["shows"] = {"event": data["key_steps"][0]["event"], "where": {"x": "{nope}"}}
-    assert ("oracle.mcp[0].shows.where", "unknown placeholder 'nope'") in errors_of(tmp_path, data)
+    data["oracle"]["mcp"][0][field] = {"event": "bogus"}
+    assert any(f == f"oracle.mcp[0].{field}.event" and "unknown 'bogus'" in problem
+               for f, problem in errors_of(tmp_path, data))
+    data["oracle"]["mcp"][0][field] = {"event": data["key_steps"][0]["event"], "where": {"x": {"$bogus": 1}}}
+    assert any(f.startswith(f"oracle.mcp[0].{field}.where") for f, _ in errors_of(tmp_path, data))
+    data["oracle"]["mcp"][0][field] = {"event": data["key_steps"][0]["event"], "where": {"x": "{nope}"}}
+    assert (f"oracle.mcp[0].{field}.where", "unknown placeholder 'nope'") in errors_of(tmp_path, data)

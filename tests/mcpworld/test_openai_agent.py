@@ -214,7 +214,7 @@ def replayable(mode):
     for key, rt in sorted(TASKS.items(), key=lambda kv: (kv[1].app.id, int(kv[0].split("/")[1]))):
         steps = rt.task.oracle_for(mode) if rt.task.status == "ready" and mode in rt.task.modes else None
         if rt.app.id not in first and steps and not lacks_build(rt) and not any(
-                s.window or s.draws or s.shows or re.search(r"\{[A-Za-z_]\w*\}", json.dumps(s.args)) for s in steps):
+                s.window or s.draws or s.shows or s.unless or re.search(r"\{[A-Za-z_]\w*\}", json.dumps(s.args)) for s in steps):
             first[rt.app.id] = key
     return first
 
