@@ -241,7 +241,7 @@ class Task(_Model):
         if self.human_steps is not None:
             return self.human_steps
         if self.oracle.gui:
-            return sum(1 for s in self.oracle.gui if s.is_action)
+            return sum(1 for s in self.oracle.gui if s.is_action and s.unless is None)  # a second try is not a step
         return None
 
     def oracle_for(self, mode: Mode) -> list[OracleStep] | None:

@@ -169,7 +169,10 @@ def test_reproof(key, mode, agent, reproofs):
     kinds = set(result.tool_calls_by_kind)
     assert kinds <= ({"gui"} if mode == "gui" else {"mcp", "gui"}), kinds
     if agent == "oracle":
-        assert result.steps == sum(s.is_action for s in rt.task.oracle_for(mode))
+        # every action, and a second try (`unless`) only when the first did not take
+        steps = rt.task.oracle_for(mode)
+        first = sum(s.is_action for s in steps if s.unless is None)
+        assert first <= result.steps <= first + sum(s.is_action for s in steps if s.unless is not None)
 
 
 def test_a_records_verdict_digest_follows_the_core_and_the_apps_folders_only(tmp_path, monkeypatch):
