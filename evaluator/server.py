@@ -84,18 +84,20 @@ class Evaluator:
     def subscribe(self, fn: Listener) -> None:
         self._listeners.append(fn)
 
+    def recorded_event(self, name: str, source: Source | None = None,
+                       where: Callable[[Event], bool] | None = None, since: int = 0) -> Event | None:
+        """The first recorded event with this name (and source, and matching `where`), from the `since`-th
+        recorded one on, or None."""
+        return next((e for e in self.log.events[since:] if _matches(e, name, source, where)), None)
+
     async def wait_event(self, name: str, source: Source | None = None,
                          where: Callable[[Event], bool] | None = None, since: int = 0) -> Event:
-        """The first recorded event with this name (and source, and matching `where`), from the `since`-th
-        recorded one on, waiting for it if need be."""
-        def match(e: Event) -> bool:
-            return e.name == name and (source is None or e.source == source) and (where is None or where(e))
-        for e in self.log.events[since:]:
-            if match(e):
-                return e
+        """recorded_event, waiting for it if need be."""
+        if (e := self.recorded_event(name, source, where, since)) is not None:
+            return e
         found: asyncio.Future = asyncio.get_running_loop().create_future()
         def listener(e: Event) -> None:
-            if match(e) and not found.done():
+            if _matches(e, name, source, where) and not found.done():
                 found.set_result(e)
         self.subscribe(listener)
         try:
@@ -245,6 +247,10 @@ class Evaluator:
         if cred.conn is not None:
             return "a second connection with a credential already connected"
         return None
+
+
+def _matches(e: Event, name: str, source: Source | None, where: Callable[[Event], bool] | None) -> bool:
+    return e.name == name and (source is None or e.source == source) and (where is None or where(e))
 
 
 def _clip(obj: object) -> str:

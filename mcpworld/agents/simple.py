@@ -6,8 +6,14 @@ import asyncio
 
 from evaluator.predicates import compile_where
 from mcpworld.agents.base import Agent, AgentContext, AgentError, register
-from mcpworld.config.task import OracleStep
+from mcpworld.config.task import OracleStep, Shows
 from mcpworld.envs.base import EnvironmentSetupError
+
+
+def payload_matches(shown: Shows, path: str):
+    """A test of a recorded event's payload against `shown`'s where (compiled once)."""
+    where = compile_where(shown.where, path)
+    return lambda e: where(e.payload)
 
 
 @register
@@ -74,20 +80,18 @@ class OracleAgent(Agent):
                     raise AgentError(f"oracle step {i}: {e}") from None
 
     @staticmethod
-    def reported(ctx: AgentContext, shown, since: int) -> bool:
+    def reported(ctx: AgentContext, shown: Shows, since: int) -> bool:
         """Whether the app reported `shown`'s event (matching its `where`) from the `since`-th event on."""
-        if ctx.events is None:
-            return False
-        where = compile_where(shown.where, "unless.where")
-        return any(e.name == shown.event and where(e.payload) for e in ctx.events.log.events[since:])
+        return ctx.events is not None and ctx.events.recorded_event(
+            shown.event, where=payload_matches(shown, "unless.where"), since=since) is not None
 
     async def watch(self, ctx: AgentContext, step: OracleStep, since: int) -> None:
         """Until the app reports the event that shows the step's effect (from the step's start on), or the
         time is up: what a person does looking at the screen before the next step. Either way it goes on."""
-        where = compile_where(step.shows.where, "shows.where")
+        shown = payload_matches(step.shows, "shows.where")
         try:
-            await asyncio.wait_for(ctx.events.wait_event(step.shows.event, where=lambda e: where(e.payload),
-                                                         since=since), self.shows_timeout)
+            await asyncio.wait_for(ctx.events.wait_event(step.shows.event, where=shown, since=since),
+                                   self.shows_timeout)
         except asyncio.TimeoutError:
             pass
 
