@@ -4,18 +4,23 @@ checks that each request carries what the protocol requires, and at times answer
 unknown tool or a rate limit. The apps, the display and the gateway are real; only the model is scripted."""
 
 import base64
+import io
 import json
 import os
 import re
+import time
 
 import pytest
 
 from gateway.net import free_port
 from gateway.base import ToolSpec
 from gateway.modes import Kind
+from evaluator.events import Event
 from mcpworld.agents import make_agent
+from mcpworld.agents.simple import payload_matches
 from mcpworld.agents.openai_agent import REMOVED, function_tools, parse_arguments, prune_screenshots
 from mcpworld.agents.prompts import system_prompt
+from mcpworld.config.task import DRAW_SHARE
 from mcpworld.config.load import load_tasks
 from mcpworld.report.build import build
 from mcpworld.report.html import render
@@ -38,6 +43,8 @@ class ScriptedChatAPI(ScriptedServer):
 
     def __init__(self, script):
         self.script, self.problems, self.served = list(script), [], 0
+        # what a Look compares: the trial's folder (its events), the screen before the last call, and so on
+        self.trial_dir, self.before, self.looked_at, self.events_before, self.events_at_start = None, None, None, 0, None
         super().__init__()
         self.base_url = self.url + "/v1"
 
@@ -48,13 +55,103 @@ class ScriptedChatAPI(ScriptedServer):
         if request["path"] != "/v1/chat/completions":
             return 404, {"error": {"message": f"no {request['path']}"}}, {}
         self.problems += [f"request {len(self.requests)}: {p}" for p in protocol_problems(request["body"])]
-        reply = self.script.pop(0) if self.script else text_reply("(script exhausted)")
+        reply = self.next_reply(request)
         if reply is RATE_LIMITED:
             return 429, {"error": {"message": "rate limited", "type": "rate_limit_error"}}, {"retry-after-ms": "50"}
         if reply is SERVER_ERROR:
             return 500, {"error": {"message": "the model crashed", "type": "server_error"}}, {"retry-after-ms": "50"}
         self.served += 1
         return 200, reply, {}
+
+    def next_reply(self, request):
+        """The script's next reply; a Look first takes screenshots until what it waits for is in sight, and an
+        Unless step is left out if what it guards against was already reported."""
+        if self.events_at_start is None:  # the solution begins
+            self.events_at_start = len(self.events_seen())
+        while self.script and isinstance(self.script[0], (Look, Unless)):
+            item = self.script[0]
+            if isinstance(item, Unless):
+                self.script[:1] = [] if item.seen(self, request) else [item.reply]
+                continue
+            if item.seen(self, request):
+                self.script.pop(0)
+                continue
+            item.looks += 1
+            if item.looks > Look.LIMIT:
+                self.problems.append(f"never saw {item.what} after {Look.LIMIT} screenshots")
+                self.script.pop(0)
+                continue
+            time.sleep(Look.PAUSE)
+            return call_reply(f"look_{len(self.requests)}", "computer", {"action": "screenshot"})
+        reply = self.script.pop(0) if self.script else text_reply("(script exhausted)")
+        if not isinstance(reply, tuple):  # a call: what the screen and the events were before it
+            self.before, self.looked_at, self.events_before = last_screen(request), None, len(self.events_seen())
+        return reply
+
+    def events_seen(self) -> list[dict]:
+        """The events the trial has recorded so far, from its events.jsonl (written as they come)."""
+        path = self.trial_dir / "events.jsonl" if self.trial_dir else None
+        if path is None or not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+
+
+class Look:
+    """A model looking at the screen before its next call: a screenshot each turn until `seen(server, request)`
+    holds (what the step opened is drawn and still, or the app has reported the step's effect)."""
+
+    LIMIT, PAUSE = 150, 0.2  # screenshots at most, and the model's "thinking" between two of them
+
+    def __init__(self, what, seen):
+        self.what, self.seen, self.looks = what, seen, 0
+
+
+class Unless:
+    """A second try the model makes only if the first did not take (the oracle's `unless`)."""
+
+    def __init__(self, seen, reply):
+        self.seen, self.reply = seen, reply
+
+
+def last_screen(request):
+    """The newest screenshot in the request, as pixels (None before the first)."""
+    from PIL import Image
+
+    urls = [p["image_url"]["url"] for m in request["body"]["messages"] if m["role"] == "user"
+            and isinstance(m["content"], list) for p in m["content"] if p.get("type") == "image_url"]
+    return Image.open(io.BytesIO(base64.b64decode(urls[-1].split(",", 1)[1]))).convert("RGB") if urls else None
+
+
+def changed_share(a, b) -> float:
+    """The share of the pixels that differ between two screenshots (1.0 if either is missing)."""
+    from PIL import ImageChops
+
+    if a is None or b is None or a.size != b.size:
+        return 1.0
+    diff = ImageChops.difference(a, b).convert("L").point(lambda v: 255 if v else 0)
+    return diff.histogram()[255] / (a.size[0] * a.size[1])
+
+
+def drawn(share):
+    """Seen once the screen differs from the one before the call by `share` (half of it: a screenshot is smaller
+    than the screen the oracle's drawing watch counts) and two screenshots in a row are alike (a caret's blink
+    aside)."""
+    def seen(server, request):
+        now, previous = last_screen(request), server.looked_at
+        server.looked_at = now
+        return changed_share(server.before, now) >= share / 2 and changed_share(previous, now) < 0.002
+    return seen
+
+
+def reported(shown, since_call: bool):
+    """Seen once the trial has recorded the event (matching its where) since the last call was sent, or since the
+    solution began (`since_call` False: an `unless`)."""
+    where = payload_matches(shown, "where")
+
+    def seen(server, request):
+        events = server.events_seen()[server.events_before if since_call else server.events_at_start:]
+        return any(e["name"] == shown.event and where(Event.model_validate(e)) for e in events)
+    return seen
 
 
 def protocol_problems(body) -> list[str]:
@@ -105,6 +202,22 @@ def text_reply(text):
 def replay(key, mode):
     """The task's reference solution for the mode, a tool call per reply (ids call_0, call_1, ...)."""
     return [call_reply(f"call_{i}", s.tool, s.args) for i, s in enumerate(TASKS[key].task.oracle_for(mode))]
+
+
+def looked_replay(key, mode):
+    """The reference solution as a model that looks makes its calls: after a step that opens something (a
+    window, a palette), screenshots until it is drawn; after a step whose effect an app event shows, screenshots
+    until the app has reported it; a second try only if the first did not take. What the oracle waits for, a
+    model sees."""
+    items = []
+    for i, s in enumerate(TASKS[key].task.oracle_for(mode)):
+        reply = call_reply(f"call_{i}", s.tool, s.args)
+        items.append(Unless(reported(s.unless, since_call=False), reply) if s.unless else reply)
+        if s.draws or s.window:
+            items.append(Look(f"what step {i} opens", drawn(s.draw_share or DRAW_SHARE)))
+        if s.shows:
+            items.append(Look(f"step {i}'s {s.shows.event}", reported(s.shows, since_call=True)))
+    return items
 
 
 @pytest.fixture
@@ -192,12 +305,13 @@ async def test_hybrid_mode_screenshot_goes_back_as_an_image_part(api, tmp_path):
 
 
 async def test_gui_mode_replays_the_gui_oracle(api, tmp_path):
-    """vscode/1's GUI solution waits with pauses of its own, not for events: a model's calls can replay it."""
-    oracle = replay("vscode/1", "gui")
-    fake = api([*oracle, text_reply("The theme is Solarized Light.")])
+    """vscode/1's GUI solution, made by a model that looks at the screenshots and the app's events as it goes."""
+    fake = api([*looked_replay("vscode/1", "gui"), text_reply("The theme is Solarized Light.")])
+    fake.trial_dir = tmp_path / "t"
     r = await trial("vscode/1", "gui", fake, tmp_path, keep_screenshots=2)
     assert r.success and r.kscr == 1.0, r.failure_detail
-    assert fake.problems == [] and r.tool_calls_by_kind == {"gui": len(oracle)} and r.steps == len(oracle)
+    calls = fake.served - 1
+    assert fake.problems == [] and r.tool_calls_by_kind == {"gui": calls} and r.steps == calls
     last = fake.requests[-1]["body"]["messages"]
     parts = [p for m in last if m["role"] == "user" and isinstance(m["content"], list) for p in m["content"]]
     shots = sum("screenshot" in m["content"] for m in last if m["role"] == "tool")
@@ -206,36 +320,41 @@ async def test_gui_mode_replays_the_gui_oracle(api, tmp_path):
 
 
 def replayable(mode):
-    """Each app's first ready task whose reference solution for `mode` a model's calls replay as they are: no
-    step waits for a window, a drawing or an event (the oracle's own options, which a model has not), and no
-    argument names a place only the run knows ({home}: the oracle fills it in, a script cannot)."""
+    """Each app's ready task whose reference solution for `mode` a scripted model replays, and no argument of it
+    names a place only the run knows ({home}: the oracle fills it in, a script cannot). In mcp and hybrid the
+    first such task whose calls replay as they are (no step waits for a window, a drawing or an event: the
+    oracle's own options); in gui the one with the fewest steps, replayed looking (`looked_replay`)."""
     from mcpworld.verify import lacks_build
     first = {}
     for key, rt in sorted(TASKS.items(), key=lambda kv: (kv[1].app.id, int(kv[0].split("/")[1]))):
         steps = rt.task.oracle_for(mode) if rt.task.status == "ready" and mode in rt.task.modes else None
-        if rt.app.id not in first and steps and not lacks_build(rt) and not any(
-                s.window or s.draws or s.shows or s.unless or re.search(r"\{[A-Za-z_]\w*\}", json.dumps(s.args)) for s in steps):
+        if not steps or lacks_build(rt) or any(re.search(r"\{[A-Za-z_]\w*\}", json.dumps(s.args)) for s in steps):
+            continue
+        if mode == "gui":
+            if rt.app.id not in first or len(steps) < len(TASKS[first[rt.app.id]].task.oracle_for(mode)):
+                first[rt.app.id] = key
+        elif rt.app.id not in first and not any(s.window or s.draws or s.shows or s.unless for s in steps):
             first[rt.app.id] = key
     return first
 
 
-# one task per app in each API mode, two of them per CI run, in turn
-PER_APP = [f"{key}:{mode}" for mode in ("mcp", "hybrid") for key in replayable(mode).values()]
+# one task per app in each mode, two of them per CI run, in turn
+PER_APP = [f"{key}:{mode}" for mode in ("mcp", "hybrid", "gui") for key in replayable(mode).values()]
 
 
 @pytest.mark.parametrize("case", in_turn(PER_APP, 2))
 async def test_every_apps_task_through_the_scripted_server(api, tmp_path, case):
     key, mode = case.split(":")
-    oracle = replay(key, mode)
-    fake = api([*oracle, text_reply("Done.")])
+    fake = api([*(looked_replay(key, mode) if mode == "gui" else replay(key, mode)), text_reply("Done.")])
+    fake.trial_dir = tmp_path / "t"
     r = await trial(key, mode, fake, tmp_path)
     assert r.success and r.kscr == 1.0, (r.failure, r.failure_detail)
-    assert fake.problems == [] and r.tool_calls == len(oracle)
+    assert fake.problems == [] and r.tool_calls == fake.served - 1
 
 
 def test_every_app_has_a_task_the_scripted_server_replays():
     apps = {rt.app.id for rt in TASKS.values() if rt.task.status == "ready"}
-    for mode in ("mcp", "hybrid"):
+    for mode in ("mcp", "hybrid", "gui"):
         assert set(replayable(mode)) == apps, (mode, apps - set(replayable(mode)))
 
 
