@@ -62,7 +62,22 @@ async def launch(app: AppConfig, env: Environment, values: RunValues, extra_env:
     etc = [(str(app.folder / f.from_), f.to) for f in app.install.system_files] if app.install else []
     if app.launch.shells_as_agent:
         launch_env.update(await start_shell_broker(env))
+    if app.launch.confined_children_of:
+        launch_env.update(confined_children(app, env, values))
     return await env.spawn(argv, env={**launch_env, **extra_env}, log_name="app", etc=etc)
+
+
+def confined_children(app: AppConfig, env: Environment, values: RunValues) -> dict[str, str]:
+    """The app's variables for the runtime's Node preload that starts each child of one of its processes
+    (`[launch] confined_children_of`) confined by Landlock: HOME and /tmp less the app's private paths (the
+    preload adds the process's own temporary folder), TCP left to it (a debuggee's inspector), and the runtime
+    to read (a Node child gets the process's --require preloads)."""
+    runtime = env.repo_path(paths.RUNTIME_DIR)
+    prefix = [env.python, f"{runtime}/confine.py", "--tcp", "--read", runtime,
+              "--write", values.expand("{home}"), "--write", "/tmp",
+              *[a for p in app.private for a in ("--hide", values.expand(p))]]
+    return {"MCPWORLD_CONFINED_CHILDREN": json.dumps({"process": app.launch.confined_children_of, "prefix": prefix}),
+            "MCPWORLD_NODE_CONFINED_CHILDREN": f"{runtime}/node_confined_children.js"}
 
 
 async def start_shell_broker(env: Environment) -> dict[str, str]:

@@ -7,7 +7,13 @@ For a program an app starts as its own user that the agent then drives (Joplin's
 the probe's files); confined, only the note's folder. The rules hold for the program and everything it
 starts, and cannot be lifted from inside (no_new_privs is set first, as Landlock requires).
 
-Usage: confine.py [--read DIR]... [--write DIR]... -- PROGRAM ARGS...
+For the programs an app starts that the agent chooses (VS Code's extension host runs a debuggee, git with the
+workspace's hooks, a program a setting names): `--write HOME --hide PRIVATE...` lets them read and write the
+user's files as the agent's own programs may, except the app's private folders, which no rule reaches (a
+folder holding a hidden path is granted entry by entry beside it, symbolic links left out); `--tcp` leaves
+TCP to them (a debuggee's inspector).
+
+Usage: confine.py [--read DIR]... [--write DIR]... [--hide PATH]... [--tcp] -- PROGRAM ARGS...
 Exits 3 with a message when the kernel has no Landlock (the caller decides whether to run it unconfined).
 """
 
@@ -71,15 +77,34 @@ def fs_rights(version: int) -> int:
     return rights
 
 
-def restrict(read: list[str], write: list[str]) -> None:
+def beside(folder: str, hidden: list[str]) -> list[str]:
+    """`folder`, or where it holds a hidden path, the entries of it that reach none (recursively): what a rule
+    may grant so that the hidden paths stay out of it. Symbolic links are left out (a rule follows them)."""
+    folder = os.path.abspath(folder)
+    inside = [h for h in (os.path.abspath(h) for h in hidden) if h == folder or h.startswith(folder.rstrip("/") + "/")]
+    if not inside:
+        return [folder]
+    if folder in inside:
+        return []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [p for e in entries if not e.is_symlink() for p in beside(e.path, inside)]
+
+
+def restrict(read: list[str], write: list[str], hide: list[str] = (), tcp: bool = False) -> None:
     """Confine this process (and what it starts) to the rules; Unsupported where the kernel has no Landlock."""
     version = abi()
     if version < 1:
         raise Unsupported("the kernel has no Landlock")
+    read = [p for folder in read for p in beside(folder, hide)]
+    write = [p for folder in write for p in beside(folder, hide)]
     handled = fs_rights(version)
     attr = struct.pack("Q", handled)
     if version >= 4:
-        attr += struct.pack("Q", NET_BIND_TCP | NET_CONNECT_TCP)  # handled and never allowed: no TCP at all
+        # handled and never allowed: no TCP at all (unless `tcp`: then not handled)
+        attr += struct.pack("Q", 0 if tcp else NET_BIND_TCP | NET_CONNECT_TCP)
     if version >= 6:
         attr += struct.pack("Q", SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL)
     buf = ctypes.create_string_buffer(attr, len(attr))
@@ -112,13 +137,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--read", action="append", default=[], help="a folder or file it may read (repeatable)")
     p.add_argument("--write", action="append", default=[], help="a folder or file it may read and change (repeatable)")
+    p.add_argument("--hide", action="append", default=[], help="a path inside those it may not reach (repeatable)")
+    p.add_argument("--tcp", action="store_true", help="TCP connections and ports allowed")
     p.add_argument("program", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
     program = args.program[1:] if args.program[:1] == ["--"] else args.program
     if not program:
         p.error("no program given")
     try:
-        restrict(args.read, args.write)
+        restrict(args.read, args.write, args.hide, args.tcp)
     except Unsupported as e:
         print(f"confine: {e}", file=sys.stderr)
         return 3

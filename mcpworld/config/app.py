@@ -58,6 +58,13 @@ class Launch(_Model):
                                   "runtime's shell broker ($MCPWORLD_SHELL_CLIENT: the argv to put before the shell; "
                                   "$MCPWORLD_NODE_PTY_SHELLS: a Node preload that does it for node-pty), which runs "
                                   "them as the agent in its sandbox, not as the app's user")
+    confined_children_of: str | None = Field(default=None, description="an argument only the command line of the "
+                                             "app's process that runs programs the agent chooses has (VS Code's "
+                                             "extension host: debuggees, git and its hooks); every child of that "
+                                             "process runs under the runtime's Landlock confinement: it reads and "
+                                             "writes HOME and the temporary folders but none of the app's private "
+                                             "paths, signals nothing outside itself ($MCPWORLD_NODE_CONFINED_CHILDREN: "
+                                             "the Node preload that does it, $MCPWORLD_CONFINED_CHILDREN its setting)")
 
 
 class Ready(_Model):

@@ -384,18 +384,22 @@ def test_vscode_run_in_terminal_runs_as_the_agent(backend, tmp_path):
 # a program VS Code's debugger starts (as the app's user): it plants an extension, deletes it a second later,
 # and tries to read every process of code-server's and Chromium's
 DEBUGGEE = r"""const fs = require("fs"), os = require("os");
-const ext = os.homedir() + "/.local/share/code-server/extensions/evil.evil-1.0.0";
-fs.mkdirSync(ext, { recursive: true });
-fs.writeFileSync(ext + "/package.json", "{}");
-const seen = [];
+// the app's private files: plant an extension where VS Code loads them, read its settings and Chromium's profile
+const data = os.homedir() + "/.local/share/code-server", tried = [];
+const attempt = (what, f) => { try { f(); tried.push(`${what}:done`); } catch (e) { tried.push(`${what}:${e.code}`); } };
+attempt("plant", () => fs.mkdirSync(data + "/extensions/evil.evil-1.0.0", { recursive: true }));
+attempt("settings", () => fs.readFileSync(data + "/User/settings.json"));
+attempt("profile", () => fs.readdirSync(os.homedir() + "/.config/chromium-vscode"));
+// code-server's and Chromium's processes: their memory (through environ) and a signal
 for (const pid of fs.readdirSync("/proc").filter((d) => /^[0-9]+$/.test(d))) {
   let cmd = "";
   try { cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "latin1"); } catch (e) { continue; }
   if (!/lib\/chromium\/chromium|bin\/code-server|out\/node\/entry|bootstrap-fork/.test(cmd)) continue;
-  try { fs.readFileSync(`/proc/${pid}/environ`); seen.push("read"); } catch (e) { seen.push(e.code); }
+  if (!cmd.includes(os.homedir() + "/") && !/chromium/.test(cmd)) continue;
+  attempt("memory", () => fs.readFileSync(`/proc/${pid}/environ`));
+  attempt("signal", () => process.kill(Number(pid), 0));
 }
-fs.writeFileSync(os.homedir() + "/project/memory.txt", seen.join(" "));
-setTimeout(() => fs.rmSync(ext, { recursive: true }), 1000);
+fs.writeFileSync(os.homedir() + "/project/tried.txt", tried.join(" "));
 // code-server itself: its socket and its page's port, as the command lines of code-server and Chromium name them
 const net = require("net"), reach = [];
 const said = (what) => (x) => { reach.push(`${what}:${x}`); if (reach.length === 2) fs.writeFileSync(os.homedir() + "/project/reach.txt", reach.join(" ")); };
@@ -469,24 +473,26 @@ EOF"""
 
 
 @pytest.mark.parametrize("backend", ["local", "docker"])
-def test_a_vscode_debuggee_plants_no_extension_unseen_and_reads_no_memory(backend, tmp_path):
-    """A debuggee runs as the app's user, beside VS Code: the extension it plants in VS Code's extensions
-    folder (then deletes) is on record from root's watch and the trial is not a pass, and every process of
-    code-server's and Chromium's is closed to it (non-dumpable)."""
+def test_a_vscode_debuggee_reaches_no_private_file_and_no_process_of_vscode(backend, tmp_path):
+    """A debuggee (like git's hooks and a program a setting names) is a child of VS Code's extension host, as
+    the app's user: it runs confined (Landlock), so it plants no extension where VS Code loads them, reads
+    neither VS Code's settings nor Chromium's profile, and signals no process of code-server's or Chromium's,
+    whose memory is closed to it as well (non-dumpable); it still writes the workspace."""
     actions = [
         {"bash": f"cat > ~/project/src/demo.js <<'EOF'\n{DEBUGGEE}EOF"},
         {"action": "key", "text": "F5"},
         {"action": "wait", "duration": 6.0},
         {"bash": AGENT_ASKS_THE_PAGE},
         {"bash": "cat ~/project/reach.txt"},
-        {"bash": "cat ~/project/memory.txt"},
+        {"bash": "cat ~/project/tried.txt"},
     ]
     result, out, events = run("vscode/8", actions, tmp_path, backend=backend)
     sent = len(list(actions_with_waits(actions)))
     assert len(out) == sent, (result.failure, result.failure_detail, result.agent_failure)  # each one was sent
-    seen = last_bash_output(out).split()
-    assert len(seen) >= 8 and set(seen) == {"EACCES"}, seen
-    assert first_code_run(events, "fs", "extension").payload["code"] == "create evil.evil-1.0.0"
+    tried = last_bash_output(out).split()
+    assert tried[:3] == ["plant:EACCES", "settings:EACCES", "profile:EACCES"], tried
+    assert len(tried) >= 3 + 8 and set(tried[3:]) == {"memory:EACCES", "signal:EPERM"}, tried
+    assert not [e for e in events if e.name == "code_run"], "nothing was planted, so nothing is on record"
     # code-server's socket is root's; its port (the gate's) closes on the debuggee at once, and says why
     said = ["".join(texts) for action, _, texts in out if "bash" in action]
     reach = sorted(said[-2].split())
