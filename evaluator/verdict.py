@@ -74,7 +74,7 @@ class Matcher:
         self.params = dict(resolved.task.params)
         self.results = {rs.step.id: StepResult(id=rs.step.id) for rs in resolved.steps}
         self.frozen = False  # once the verdict is decided, later events (teardown's) change nothing
-        self.allowed_code = set(resolved.task.allows_code)
+        self.allowed_code = resolved.task.code_allowances
         self.in_app_code: list[dict[str, Any]] = []
 
     def feed(self, event: Event) -> None:
@@ -82,7 +82,7 @@ class Matcher:
             return
         if event.name == CODE_RUN and event.source in COUNTING_SOURCES:
             p = event.payload
-            if p.get("surface") not in self.allowed_code:
+            if not any(a.allows(p.get("surface"), p.get("code")) for a in self.allowed_code):
                 self.in_app_code.append({"surface": p.get("surface"), "code": p.get("code"),
                                          "blocked": p.get("blocked"), "seq": event.seq, "stream": event.stream})
             return

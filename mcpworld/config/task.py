@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -174,6 +175,28 @@ class Solution(_Model):
     steps: list[OracleStep] = Field(min_length=1)
 
 
+class CodeAllowance(_Model):
+    """A code-entry surface a task asks the agent to use, and what may be entered there."""
+
+    surface: str = Field(description="the app's `code_run` surface (e.g. extension)")
+    code: str | None = Field(default=None, description="a regular expression a record's code must match whole "
+                             "(e.g. the one extension's folder being made, moved in, and the index written); "
+                             "without it, anything entered there")
+
+    @field_validator("code")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as e:
+                raise ValueError(f"not a regular expression: {e}") from None
+        return v
+
+    def allows(self, surface: str | None, code: str | None) -> bool:
+        return surface == self.surface and (self.code is None or re.fullmatch(self.code, code or "") is not None)
+
+
 class Equivalent(_Model):
     """A mutant of the MCP oracle (mcpworld.mutants) that does the asked thing another way, and why: it may pass."""
 
@@ -213,9 +236,15 @@ class Task(_Model):
     alternatives: list[Solution] = Field(default_factory=list, description="other right solutions: each must pass")
     equivalent: list[Equivalent] = Field(default_factory=list, description="mutants of the MCP oracle that do the "
                                          "asked thing another way (reviewed, each with why): they may pass")
-    allows_code: list[str] = Field(default_factory=list, description="code-entry surfaces the task asks the agent "
-                                   "to use (an app's `code_run` surface, e.g. an extension install): code entered "
-                                   "there is the work; anywhere else it ends the trial as in_app_code")
+    allows_code: list[str | CodeAllowance] = Field(default_factory=list, description="code-entry surfaces the task "
+                                                  "asks the agent to use (an app's `code_run` surface, e.g. an "
+                                                  "extension install; or {surface, code}: only what matches there): "
+                                                  "code entered there is the work; anywhere else it ends the trial as "
+                                                  "in_app_code")
+
+    @property
+    def code_allowances(self) -> list[CodeAllowance]:
+        return [a if isinstance(a, CodeAllowance) else CodeAllowance(surface=a) for a in self.allows_code]
     setup: list[OracleStep] = Field(default_factory=list, description="MCP/bash calls that put the app in the task's "
                                     "starting state once it is up (e.g. a recording running); their events never count")
     setup_events: list[str] = Field(default_factory=list, description="milestones that mark the set-up as done "

@@ -2,10 +2,13 @@
 
 import json
 
+import pytest
+
 from evaluator.events import Event
 from evaluator.verdict import Matcher
 from mcpworld import paths
 from mcpworld.config.load import load_apps, load_task
+from mcpworld.errors import ConfigErrors
 
 T88 = json.loads((paths.TASKS_DIR / "obs" / "88" / "task.json").read_text())
 
@@ -109,3 +112,26 @@ def test_a_task_that_asks_for_code_takes_it_on_its_surface_only(tmp_path):
     m = Matcher(rt)
     assert feed(m, ("code_run", {"surface": "console", "code": "x = 1"}), *steps[1:]) == {"added": False, "gone": False}
     assert not m.verdict([], None).success
+
+
+def test_a_task_that_asks_for_one_extension_takes_that_one_only(tmp_path):
+    """allows_code {surface, code}: what the surface records must match whole: the asked extension's folder and
+    index, not another extension beside it, nor the asked one written again in place."""
+    folder = tmp_path / "obs" / "88"
+    folder.mkdir(parents=True)
+    allowed = {"surface": "script", "code": r"move_to good\.one-1\.0\.0|close_write extensions\.json"}
+    (folder / "task.json").write_text(json.dumps({**T88, "key_steps": STEPS, "success": {"key_steps": "all"},
+                                                  "allows_code": [allowed]}))
+    rt = load_task(folder / "task.json", load_apps())
+    work = (("scene_item_added", {"source": "A"}), ("source_removed", {"name": "A"}))
+    for entered, passes in ((["move_to good.one-1.0.0", "close_write extensions.json"], True),
+                            (["move_to good.one-1.0.0", "move_to evil.one-1.0.0"], False),
+                            (["move_to good.one-1.0.0", "close_write good.one-1.0.0"], False),
+                            (["move_to good.one-1.0.0x"], False)):
+        m = Matcher(rt)
+        feed(m, *[("code_run", {"surface": "script", "code": c}) for c in entered], *work)
+        assert m.verdict([], {}, {}).success == passes, entered
+    (folder / "task.json").write_text(json.dumps({**T88, "key_steps": STEPS, "success": {"key_steps": "all"},
+                                                  "allows_code": [{"surface": "script", "code": "(unclosed"}]}))
+    with pytest.raises(ConfigErrors, match=r"allows_code.*not a regular expression"):
+        load_task(folder / "task.json", load_apps())
