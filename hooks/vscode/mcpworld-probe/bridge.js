@@ -318,8 +318,18 @@ const METHODS = {
     const doc = await openDoc(p);
     const editor = await vscode.window.showTextDocument(doc, { preview: false });
     const args = action === "fold" || action === "unfold" ? [{ levels: 1, selectionLines: [Math.max(0, (line || 1) - 1)] }] : [];
-    await vscode.commands.executeCommand(commands[action], ...args);
-    await sleep(300);
+    // the editor folds by the ranges its providers gave it (TypeScript's server for JavaScript, which may still be
+    // starting): asked before they answered, Fold All folds nothing. So the providers are asked first, and a Fold
+    // All that changed nothing on screen while they know blocks is asked again until the editor has them (at most
+    // 10 s: a file already folded whole waits that long)
+    const blocks = (await vscode.commands.executeCommand("vscode.executeFoldingRangeProvider", doc.uri)) || [];
+    const before = JSON.stringify(state.visibleRanges(editor));
+    const folding = action === "fold_all";
+    for (const until = Date.now() + 10000; ;) {
+      await vscode.commands.executeCommand(commands[action], ...args);
+      await sleep(300);
+      if (!folding || !blocks.length || JSON.stringify(state.visibleRanges(editor)) !== before || Date.now() > until) break;
+    }
     return { path: state.rel(doc.uri), visible_ranges: state.visibleRanges(editor) };
   },
 
