@@ -63,19 +63,20 @@ async def launch(app: AppConfig, env: Environment, values: RunValues, extra_env:
     if app.launch.shells_as_agent:
         launch_env.update(await start_shell_broker(env))
     if app.launch.confined_children_of:
-        launch_env.update(confined_children(app, env, values))
+        launch_env.update(await confined_children(app, env, values))
     return await env.spawn(argv, env={**launch_env, **extra_env}, log_name="app", etc=etc)
 
 
-def confined_children(app: AppConfig, env: Environment, values: RunValues) -> dict[str, str]:
+async def confined_children(app: AppConfig, env: Environment, values: RunValues) -> dict[str, str]:
     """The app's variables for the runtime's Node preload that starts each child of one of its processes
-    (`[launch] confined_children_of`) confined by Landlock: HOME and /tmp less the app's private paths (the
-    preload adds the process's own temporary folder), TCP left to it (a debuggee's inspector), and the runtime
-    to read (a Node child gets the process's --require preloads)."""
+    (`[launch] confined_children_of`) confined by Landlock: HOME and /tmp less the app's private paths and the
+    folder of the app user's runtime files (the relay's and the shell broker's sockets; the preload adds the
+    process's own temporary folder), TCP left to it (a debuggee's inspector), and the runtime to read (a Node
+    child gets the process's --require preloads)."""
     runtime = env.repo_path(paths.RUNTIME_DIR)
+    hidden = [*(values.expand(p) for p in app.private), str(Path(await env.app_private_path("x")).parent)]
     prefix = [env.python, f"{runtime}/confine.py", "--tcp", "--read", runtime,
-              "--write", values.expand("{home}"), "--write", "/tmp",
-              *[a for p in app.private for a in ("--hide", values.expand(p))]]
+              "--write", values.expand("{home}"), "--write", "/tmp", *[a for p in hidden for a in ("--hide", p)]]
     return {"MCPWORLD_CONFINED_CHILDREN": json.dumps({"process": app.launch.confined_children_of, "prefix": prefix}),
             "MCPWORLD_NODE_CONFINED_CHILDREN": f"{runtime}/node_confined_children.js"}
 
