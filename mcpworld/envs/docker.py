@@ -2,8 +2,8 @@
 
 - The container's main process (containers/common/mcpworld-desktop) runs, as the unprivileged user
   `app`, a VNC X server, a session bus, noVNC and the window manager. The host reaches the display
-  over the container network, so the gateway's computer tool, window waits and screenshots are the
-  local backend's code.
+  over the container network with the runner's X cookie (the X server admits no client without it), so
+  the gateway's computer tool, window waits and screenshots are the local backend's code.
 - Everything else runs inside with the SDK's exec API: the app and snapshot restores (as `app`), the
   agent's bash and file edits (as `agent`, who shares HOME with `app` through a group but can neither
   read the app's private data nor its processes' memory), and the Frida bridge (as root with
@@ -35,7 +35,7 @@ from mcpworld.envs import DOCKER, register_backend
 from mcpworld.envs.base import AGENT_ENV, Environment
 from mcpworld.envs.container_process import ContainerProcess
 from mcpworld.envs.shell_files import ShellFiles
-from mcpworld.envs.users import APP_READ
+from mcpworld.envs.users import APP_READ, admit_address, runner_xauthority, xauthority_cookie
 from mcpworld.envs.x11 import X11Desktop, seed_xfconf
 from mcpworld.errors import EnvironmentSetupError, PrerequisiteError
 
@@ -45,6 +45,7 @@ LABEL_RUNNER = "org.mcpworld.runner"
 HOME = "/home/agent"                # the agent's and the app's (shared through the group `share`)
 APP_UID, SHARE_GID = 1001, 1002     # the images' app user and shared group (containers/*/Dockerfile)
 PRIVATE = "/run/mcpworld"           # the app user's run files (probe config, session bus, XDG runtime)
+XAUTHORITY = "/run/mcpworld-x/Xauthority"  # the run's X cookie: the app's user writes it, the shared group reads it
 ROOT_ONLY = "/opt/mcpworld/lib"     # root's: the Frida bridge's config and task scripts
 SRC = "/opt/mcpworld/src"           # read-only mounts of the folders the app declares (app.shared_dirs)
 PYTHON = "/opt/mcpworld/venv/bin/python"
@@ -239,7 +240,7 @@ class DockerEnvironment(X11Desktop, Environment):
         return path
 
     def base_env(self) -> dict[str, str]:
-        env = {"HOME": HOME, "USER": "app", "DISPLAY": ":0", "LANG": "C.UTF-8", "NO_AT_BRIDGE": "1",
+        env = {"HOME": HOME, "USER": "app", "DISPLAY": ":0", "XAUTHORITY": XAUTHORITY, "LANG": "C.UTF-8", "NO_AT_BRIDGE": "1",
                "XDG_RUNTIME_DIR": f"{PRIVATE}/xdg", "DBUS_SESSION_BUS_ADDRESS": f"unix:path={PRIVATE}/bus",
                "MCPWORLD_ENV": self.id}
         if self.app_build:
@@ -257,13 +258,16 @@ class DockerEnvironment(X11Desktop, Environment):
             mounts.append(docker.types.Mount(APP_BUILD, str(self.app_build), type="bind", read_only=True))
         if self.desktop == "xfce":
             seed_xfconf(self._host_home, owner=APP_UID, group=SHARE_GID)
+        # the container's X server admits the runner's cookie alone (the host's X clients hold it already)
+        xauthority = runner_xauthority(None)
         try:
             self.container = await asyncio.to_thread(
                 self.client.containers.run, self.image, detach=True, name=f"mcpworld-{self.id}",
                 hostname="mcpworld", network=NETWORK, mounts=mounts, init=True, shm_size="1g",
                 cap_add=["SYS_PTRACE"],
                 labels={LABEL_ENV: self.id, LABEL_RUNNER: str(os.getpid())},
-                environment={"MCPWORLD_GEOMETRY": f"{self.width}x{self.height}", **gpu.environment},
+                environment={"MCPWORLD_GEOMETRY": f"{self.width}x{self.height}",
+                             "MCPWORLD_X_COOKIE": xauthority_cookie(xauthority).hex(), **gpu.environment},
                 device_requests=gpu.device_requests or None, devices=gpu.devices or None)
         except docker.errors.ImageNotFound:
             raise PrerequisiteError(f"image {self.image} is missing: run `mcpworld images build`") from None
@@ -273,6 +277,7 @@ class DockerEnvironment(X11Desktop, Environment):
             await self._exec_root(["sh", "-c", f"chown app:share {HOME} && chmod 2770 {HOME}"])
             await asyncio.to_thread(self.container.reload)
             self.ip = self.container.attrs["NetworkSettings"]["Networks"][NETWORK]["IPAddress"]
+            admit_address(xauthority, self.ip)
             await self.wait_window_manager()
             # the live view is announced as soon as the environment is open: noVNC must answer by then
             await self.wait_port(NOVNC_PORT, 15)

@@ -166,13 +166,32 @@ def with_etc(argv: list[str], u: Users, files: list[tuple[str, str]]) -> list[st
 def write_xauthority(path: Path, cookie: bytes) -> None:
     """An X cookie file that holds for any display of this host: a FamilyWild entry (libXau's clients) and a
     local one with no display number (python-xlib's)."""
+    path.write_bytes(_xauth_entry(0xFFFF, b"", cookie) + _xauth_entry(256, socket.gethostname().encode(), cookie))
+
+
+def _xauth_entry(family: int, address: bytes, cookie: bytes) -> bytes:
     def field(b: bytes) -> bytes:
         return struct.pack(">H", len(b)) + b
 
-    def entry(family: int, address: bytes) -> bytes:
-        return struct.pack(">H", family) + field(address) + field(b"") + field(b"MIT-MAGIC-COOKIE-1") + field(cookie)
+    return struct.pack(">H", family) + field(address) + field(b"") + field(b"MIT-MAGIC-COOKIE-1") + field(cookie)
 
-    path.write_bytes(entry(0xFFFF, b"") + entry(256, socket.gethostname().encode()))
+
+def xauthority_cookie(path: Path) -> bytes:
+    """The cookie of a file write_xauthority wrote (its first entry's data)."""
+    data, at = path.read_bytes(), 2
+    for _ in range(3):  # address, display number, scheme
+        at += 2 + struct.unpack_from(">H", data, at)[0]
+    size = struct.unpack_from(">H", data, at)[0]
+    return data[at + 2:at + 2 + size]
+
+
+def admit_address(path: Path, ip: str) -> None:
+    """Add the cookie for any display at an IPv4 address to the file (python-xlib matches a TCP display by its
+    address: the wildcard entry is libXau's alone)."""
+    entry = _xauth_entry(0, socket.inet_aton(ip), xauthority_cookie(path))
+    if entry not in path.read_bytes():
+        with open(path, "ab") as f:
+            f.write(entry)
 
 
 # where an app reads what it runs or opens (mimeapps.list, .desktop handlers, autostart, fonts, its own
@@ -226,9 +245,9 @@ def runner_xauthority(u: Users | None) -> Path:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
         os.close(fd)
         atexit.register(path.unlink, missing_ok=True)
-        if u:
-            os.chown(path, 0, u.share_gid)
         write_xauthority(path, secrets.token_bytes(16))
+    if u and path.stat().st_gid != u.share_gid:  # also when a container's environment wrote it first
+        os.chown(path, 0, u.share_gid)
     os.environ["XAUTHORITY"] = str(path)
     return path
 

@@ -91,6 +91,29 @@ async def test_x_display_is_reachable_from_the_host(denv):
         d.close()
 
 
+async def test_the_display_admits_the_runs_cookie_alone(denv, tmp_path):
+    """The container's X server runs without -ac: a client without the runner's cookie is refused, from the host
+    over TCP and inside on the display's own socket, while the host's clients and the agent's tools (which hold
+    it) are admitted. VNC answers on the container's loopback alone: the live view reaches it through noVNC."""
+    import socket
+    import subprocess
+    import sys
+
+    (tmp_path / "none").write_bytes(b"")
+    code = f"from Xlib import display; display.Display('{denv.display}').close(); print('admitted')"
+    held = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    unheld = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "XAUTHORITY": str(tmp_path / "none")})
+    assert held.stdout.strip() == "admitted", held.stderr
+    assert unheld.returncode != 0 and "Authorization required" in unheld.stderr, (unheld.stdout, unheld.stderr)
+    out = await _bash(denv, "xdpyinfo | head -1; XAUTHORITY=/dev/null xdpyinfo 2>&1 | head -1; ls -l $XAUTHORITY")
+    agent, bare, cookie = out.splitlines()[:3]
+    assert agent.startswith("name of display:") and "Authorization required" in bare, out
+    assert cookie.startswith("-rw-r----- 1 app share"), cookie
+    with pytest.raises(OSError):
+        socket.create_connection((denv.ip, 5900), 3).close()
+
+
 async def test_snapshot_restore_and_files_land_in_home(denv, tmp_path):
     from mcpworld import paths
 
