@@ -34,6 +34,43 @@ def lines(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
 
 
+def test_a_terminated_run_stops_as_ctrl_c_does(tmp_path):
+    """SIGTERM (a job scheduler's, `kill`'s) tears the running trial down and records it as interrupted, as
+    Ctrl-C does, and leaves no process of the run behind; by default it ended the runner on the spot, with the
+    trial unrecorded and the app running."""
+    import psutil
+
+    root, run = content_tree(tmp_path), tmp_path / "run"
+    err = tmp_path / "stderr"
+    runner = subprocess.Popen([sys.executable, "-m", "mcpworld.cli", "run", "--trials", "4", "--mode", "gui",
+                               "--out", str(run)], cwd=root, stdout=subprocess.DEVNULL, stderr=err.open("w"),
+                              env={**os.environ, "MCPWORLD_ROOT": str(root)}, start_new_session=True)
+    try:
+        deadline, running = time.monotonic() + 300, []
+        while time.monotonic() < deadline and runner.poll() is None and not running:
+            if (run / "results.jsonl").exists() and len(lines(run)) >= 1:  # the second trial, under way
+                running = [f for f in (run / "trials").iterdir() if (f / "events.jsonl").exists()
+                           and not (f / "result.json").exists()]
+            time.sleep(0.05)
+        assert runner.poll() is None and running, "the run ended before it could be terminated"
+        started = psutil.Process(runner.pid).children(recursive=True)
+        runner.send_signal(signal.SIGTERM)
+        runner.wait(120)
+    finally:
+        if runner.poll() is None:
+            os.killpg(runner.pid, signal.SIGKILL)
+    assert runner.returncode == 130  # as Ctrl-C ends it
+    # the waiting trials' cancellation ended the run while the running one still tore down: its end was cut
+    # short when the event loop closed
+    said = err.read_text()
+    assert "Traceback" not in said and "Task was destroyed" not in said, said[-3000:]
+    left = [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, [p.cmdline() for p in left]
+    stopped = json.loads((running[0] / "result.json").read_text())
+    assert stopped["failure"] == "interrupted", stopped
+    assert len(lines(run)) == 1  # the interrupted trial is not a result: --resume runs it again
+
+
 def test_a_killed_run_resumes_with_every_trial_exactly_once(tmp_path):
     root, run = content_tree(tmp_path), tmp_path / "run"
     args = [sys.executable, "-m", "mcpworld.cli", "run", "--trials", "2", "--out", str(run)]
