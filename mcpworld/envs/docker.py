@@ -260,6 +260,7 @@ class DockerEnvironment(X11Desktop, Environment):
             seed_xfconf(self._host_home, owner=APP_UID, group=SHARE_GID)
         # the container's X server admits the runner's cookie alone (the host's X clients hold it already)
         xauthority = runner_xauthority(None)
+        cookie = xauthority_cookie(xauthority)
         try:
             self.container = await asyncio.to_thread(
                 self.client.containers.run, self.image, detach=True, name=f"mcpworld-{self.id}",
@@ -267,7 +268,7 @@ class DockerEnvironment(X11Desktop, Environment):
                 cap_add=["SYS_PTRACE"],
                 labels={LABEL_ENV: self.id, LABEL_RUNNER: str(os.getpid())},
                 environment={"MCPWORLD_GEOMETRY": f"{self.width}x{self.height}",
-                             "MCPWORLD_X_COOKIE": xauthority_cookie(xauthority).hex(), **gpu.environment},
+                             "MCPWORLD_X_COOKIE": cookie.hex(), **gpu.environment},
                 device_requests=gpu.device_requests or None, devices=gpu.devices or None)
         except docker.errors.ImageNotFound:
             raise PrerequisiteError(f"image {self.image} is missing: run `mcpworld images build`") from None
@@ -277,7 +278,7 @@ class DockerEnvironment(X11Desktop, Environment):
             await self._exec_root(["sh", "-c", f"chown app:share {HOME} && chmod 2770 {HOME}"])
             await asyncio.to_thread(self.container.reload)
             self.ip = self.container.attrs["NetworkSettings"]["Networks"][NETWORK]["IPAddress"]
-            admit_address(xauthority, self.ip)
+            admit_address(xauthority, self.ip, cookie)
             await self.wait_window_manager()
             # the live view is announced as soon as the environment is open: noVNC must answer by then
             await self.wait_port(NOVNC_PORT, 15)

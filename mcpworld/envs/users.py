@@ -178,17 +178,15 @@ def _xauth_entry(family: int, address: bytes, cookie: bytes) -> bytes:
 
 def xauthority_cookie(path: Path) -> bytes:
     """The cookie of a file write_xauthority wrote (its first entry's data)."""
-    data, at = path.read_bytes(), 2
-    for _ in range(3):  # address, display number, scheme
-        at += 2 + struct.unpack_from(">H", data, at)[0]
-    size = struct.unpack_from(">H", data, at)[0]
-    return data[at + 2:at + 2 + size]
+    from Xlib.xauth import Xauthority
+
+    return Xauthority(str(path)).entries[0][4]
 
 
-def admit_address(path: Path, ip: str) -> None:
-    """Add the cookie for any display at an IPv4 address to the file (python-xlib matches a TCP display by its
-    address: the wildcard entry is libXau's alone)."""
-    entry = _xauth_entry(0, socket.inet_aton(ip), xauthority_cookie(path))
+def admit_address(path: Path, ip: str, cookie: bytes) -> None:
+    """Add `cookie` (the file's) for any display at an IPv4 address to the file (python-xlib matches a TCP
+    display by its address: the wildcard entry is libXau's alone)."""
+    entry = _xauth_entry(0, socket.inet_aton(ip), cookie)
     if entry not in path.read_bytes():
         with open(path, "ab") as f:
             f.write(entry)
