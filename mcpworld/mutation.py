@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from gateway.modes import Mode
+from mcpworld.concurrency import gather_all
 from mcpworld.config.load import ResolvedTask
 from mcpworld.mutants import Mutant, generate, tool_infos
 from mcpworld.rejudge import note_solution
@@ -152,6 +153,6 @@ async def run_mutation(rt: ResolvedTask, out: Path, backend: str, gate: asyncio.
         return m.id, MutantProof(family=m.family, what=m.what, steps=m.steps, outcome=outcome,
                                  failure=result.failure, reason=reason[:300], seconds=round(result.timings.total_s, 2))
 
-    record = MutationRecord(mode=str(mode), mutants=dict(await asyncio.gather(*(one(m) for m in mutants))))
+    record = MutationRecord(mode=str(mode), mutants=dict(await gather_all(*(one(m) for m in mutants))))
     record.tally()
     return record

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from gateway.modes import MODES
 from mcpworld.admission import Admission, app_peak_mb
+from mcpworld.concurrency import gather_all
 from mcpworld.agents import make_agent
 from mcpworld.config.load import ResolvedTask
 from mcpworld.envs import LOCAL
@@ -109,17 +110,7 @@ async def run_all(tasks: list[ResolvedTask], modes: list[str], agent_name: str, 
             if on_trial:
                 on_trial(result, done, len(todo))
 
-        trials_running = [asyncio.create_task(one(rt, mode, k)) for rt, mode, k in todo]
-        try:
-            await asyncio.gather(*trials_running)
-        except asyncio.CancelledError:
-            # stopped (Ctrl-C, SIGTERM): a waiting trial ends at once, and its cancellation would end the
-            # run while a started one still tears down and records itself (Trial.run), which the event
-            # loop's close would then cut short
-            for t in trials_running:
-                t.cancel()
-            await asyncio.wait(trials_running)
-            raise
+        await gather_all(*(one(rt, mode, k) for rt, mode, k in todo))
     if gate.admission is not None:
         (out / "admission.json").write_text(json.dumps({"rule": "mcpworld.admission.admit", "most": gate.admission.most,
                                                         "decisions": gate.admission.log}, indent=1))

@@ -13,6 +13,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.mcpworld.test_fixture_app import FIXTURE, crashing_app, mcpworld
 
 MODES = ("gui", "mcp", "hybrid")
@@ -34,23 +36,32 @@ def lines(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
 
 
-def test_a_terminated_run_stops_as_ctrl_c_does(tmp_path):
+@pytest.mark.parametrize("command", ["run", "tasks verify"])
+def test_a_terminated_run_stops_as_ctrl_c_does(tmp_path, command):
     """SIGTERM (a job scheduler's, `kill`'s) tears the running trial down and records it as interrupted, as
     Ctrl-C does, and leaves no process of the run behind; by default it ended the runner on the spot, with the
-    trial unrecorded and the app running."""
+    trial unrecorded and the app running. The same for `tasks verify`, which then records no proof."""
     import psutil
 
-    root, run = content_tree(tmp_path), tmp_path / "run"
+    root = content_tree(tmp_path)
+    if command == "run":
+        run = tmp_path / "run"
+        args = ["run", "--trials", "4", "--mode", "gui", "--out", str(run)]
+    else:
+        run = None  # the verify's own folder under runs/
+        args = ["tasks", "verify", "-t", "counter/1", "--parallel", "2"]
     err = tmp_path / "stderr"
-    runner = subprocess.Popen([sys.executable, "-m", "mcpworld.cli", "run", "--trials", "4", "--mode", "gui",
-                               "--out", str(run)], cwd=root, stdout=subprocess.DEVNULL, stderr=err.open("w"),
-                              env={**os.environ, "MCPWORLD_ROOT": str(root)}, start_new_session=True)
+    runner = subprocess.Popen([sys.executable, "-m", "mcpworld.cli", *args], cwd=root, stdout=subprocess.DEVNULL,
+                              stderr=err.open("w"), env={**os.environ, "MCPWORLD_ROOT": str(root)},
+                              start_new_session=True)
     try:
         deadline, running = time.monotonic() + 300, []
         while time.monotonic() < deadline and runner.poll() is None and not running:
-            if (run / "results.jsonl").exists() and len(lines(run)) >= 1:  # the second trial, under way
-                running = [f for f in (run / "trials").iterdir() if (f / "events.jsonl").exists()
-                           and not (f / "result.json").exists()]
+            folders = run and [run] or sorted((root / "runs").glob("*verify*"))
+            trials = [f for d in folders if (d / "trials").is_dir() for f in (d / "trials").iterdir()]
+            if sum((f / "result.json").exists() for f in trials) >= 1:  # the second trial, under way
+                running = [f for f in trials if (f / "events.jsonl").exists() and not (f / "result.json").exists()
+                           and (run or not f.name.split("__")[1].endswith(("oracle", "null")))]  # a mutant's
             time.sleep(0.05)
         assert runner.poll() is None and running, "the run ended before it could be terminated"
         started = psutil.Process(runner.pid).children(recursive=True)
@@ -68,7 +79,10 @@ def test_a_terminated_run_stops_as_ctrl_c_does(tmp_path):
     assert not left, [p.cmdline() for p in left]
     stopped = json.loads((running[0] / "result.json").read_text())
     assert stopped["failure"] == "interrupted", stopped
-    assert len(lines(run)) == 1  # the interrupted trial is not a result: --resume runs it again
+    if run:
+        assert len(lines(run)) == 1  # the interrupted trial is not a result: --resume runs it again
+    else:
+        assert not (root / "tasks" / "counter" / "verified.json").exists()  # half a proof is none
 
 
 def test_a_killed_run_resumes_with_every_trial_exactly_once(tmp_path):
