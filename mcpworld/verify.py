@@ -29,7 +29,8 @@ RECORD_FILE = "verified.json"
 RECORD_VERSION = 1
 # CI re-proves, on every run, one slice of every task's proof trials of at most this many seconds one at a time by
 # the records' costs (consecutive commits take consecutive slices), and what the newest record change re-proved:
-ROLLING_BUDGET = 12 * 60.0
+ROLLING_BUDGET = 8 * 60.0   # the rotation's slice per CI run
+OLDEST_BUDGET = 4 * 60.0    # besides it, the trials of the records proven longest ago under an older verdict path
 CHANGED_CAP = 2           # changed GUI oracles CI re-proves per app besides the slice
 CHANGED_NEAR_MISS_CAP = 2  # changed tasks per app one of whose near misses CI re-proves besides the slice
 SAMPLE_SEED = "mcpworld-ci-1"
@@ -313,6 +314,58 @@ def rolling_slices(tasks: dict[str, ResolvedTask], trials: list[tuple[str, str, 
     return slices
 
 
+def proof_age(record: TaskRecord | None) -> tuple[str, str]:
+    """How old a record's proof is, oldest first when sorted: the date of the verdict-path commit it was
+    proven under (a record made before records named it is older than any), then when it was made."""
+    if record is None:
+        return ("", "")
+    commit = (record.verdict_commit or "").split()
+    return (commit[1] if len(commit) > 1 else "", record.verified_at)
+
+
+def by_proof_age(ready: dict[str, ResolvedTask]) -> list[str]:
+    """The tasks whose record was proven under another verdict path than the current one (or that have none),
+    the oldest proof first (`proof_age`; the seed orders equals)."""
+    apps = {rt.app.id for rt in ready.values()}
+    records, digests = {a: load_records(a) for a in apps}, {a: verdict_digest(a) for a in apps}
+    older = [k for k, rt in ready.items() if (r := records[rt.app.id].tasks.get(k)) is None
+             or r.verdict_digest != digests[rt.app.id]]
+    return sorted(older, key=lambda k: (proof_age(records[ready[k].app.id].tasks.get(k)), _seeded([k])[0]))
+
+
+def within(keys: list[str], cost, budget: float) -> list[str]:
+    """The first of `keys` whose costs fit `budget` together (at least one)."""
+    out, used = [], 0.0
+    for key in keys:
+        c = cost(key)
+        if out and used + c > budget:
+            break
+        out.append(key)
+        used += c
+    return out
+
+
+def oldest_first(ready: dict[str, ResolvedTask], trials: list[tuple[str, str, str]],
+                 budget: float = OLDEST_BUDGET) -> list[tuple[str, str, str]]:
+    """The proof trials (of `trials`) of the tasks proven longest ago under an older verdict path, as many
+    whole tasks as fit `budget` by the records' costs. What a local re-proof (`tasks verify --oldest`)
+    renews, the next run no longer takes."""
+    by_task: dict[str, list[tuple[str, str, str]]] = {}
+    for t in trials:
+        by_task.setdefault(t[0], []).append(t)
+    keys = within([k for k in by_proof_age(ready) if k in by_task], lambda k: plan_seconds(ready, by_task[k]), budget)
+    return [t for k in keys for t in by_task[k]]
+
+
+def record_seconds(record: TaskRecord | None, unrecorded: float = 300.0) -> float:
+    """What a task's whole proof took when it was last made, one trial after another (mutants included)."""
+    if record is None:
+        return unrecorded
+    proofs = [*record.oracle.values(), *([record.null] if record.null else []), *record.near_misses.values(),
+              *record.alternatives.values(), *(record.mutation.mutants.values() if record.mutation else [])]
+    return sum(p.seconds for p in proofs)
+
+
 def commit_number() -> int:
     """How many commits HEAD has (0 without git history): which rolling slice this CI run re-proves."""
     try:
@@ -334,7 +387,8 @@ def ci_plan(tasks: dict[str, ResolvedTask], number: int | None = None,
             budget: float = ROLLING_BUDGET) -> list[tuple[str, str, str]]:
     """(task, mode, agent) triples one CI run re-proves with the code as it is: slice `number` modulo their
     count (by default HEAD's commit number) of every proof trial of every ready task (`rolling_slices`), so
-    that consecutive commits re-prove all of them in turn; and the GUI oracles and one near miss of the
+    that consecutive commits re-prove all of them in turn; the proof trials of the tasks whose records are
+    oldest under an older verdict path (`oldest_first`); and the GUI oracles and one near miss of the
     tasks whose GUI or near-miss proofs changed in the app's newest such record change (at most
     CHANGED_CAP and CHANGED_NEAR_MISS_CAP per app, chosen with a fixed seed): what the landing re-proved is
     re-proven on a fresh machine. Deterministic for a given set of records and commit.
@@ -344,6 +398,7 @@ def ci_plan(tasks: dict[str, ResolvedTask], number: int | None = None,
     records = {app: load_records(app) for app in {rt.app.id for rt in ready.values()}}
     slices = rotation(tasks, budget)
     plan = list(slices[(commit_number() if number is None else number) % len(slices)])
+    plan += oldest_first(ready, proof_trials(ready, records))
     changed, taken = changed_in_last_verification(sorted(records)), {}
     for key in _seeded(k for k, rt in ready.items() if Mode.GUI in rt.task.modes and k in changed):
         app = ready[key].app.id

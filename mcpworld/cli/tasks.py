@@ -12,6 +12,7 @@ from rich.table import Table
 
 from mcpworld import paths
 from mcpworld.cli.common import check_backend, console, err, fail, load, select
+from mcpworld.concurrency import gather_all
 from mcpworld.heap import keep_heap
 
 app = typer.Typer(no_args_is_help=True, help="List, validate, show and verify tasks.")
@@ -71,6 +72,10 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
                                                            "added to the local record"),
                  only_stale: bool = typer.Option(False, "--stale", help="only tasks without a passing record "
                                                                         "for their current content"),
+                 oldest: Optional[float] = typer.Option(None, "--oldest", metavar="MINUTES", help="only the tasks "
+                                                        "proven longest ago under an older verdict path (the core "
+                                                        "and the app's folders), as many as their last proofs took "
+                                                        "in MINUTES one trial at a time"),
                  check: bool = typer.Option(False, "--check", help="run nothing: list the tasks whose current "
                                                                    "content lacks a passing record; exit 1 if any"),
                  mutants: bool = typer.Option(True, "--mutants/--no-mutants", help="also run the MCP oracle's "
@@ -79,7 +84,7 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
     content hash in tasks/<app>/verified.json."""
     from mcpworld.envs import LOCAL
     from mcpworld.install import app_version
-    from mcpworld.verify import load_records, stale
+    from mcpworld.verify import by_proof_age, load_records, record_seconds, stale, within
 
     check_backend(backend)
     _, tasks = load()
@@ -97,6 +102,10 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
         raise typer.Exit(1 if bad else 0)
     if only_stale:
         chosen = [rt for rt in chosen if why[rt.key]]
+    if oldest is not None:
+        pool = {rt.key: rt for rt in chosen}
+        keys = within(by_proof_age(pool), lambda k: record_seconds(records[pool[k].app.id].tasks.get(k)), oldest * 60)
+        chosen = [pool[k] for k in keys]
     if in_container:  # a container proof is added to a current local one
         local_gaps = {rt.key: w for rt in chosen if (w := stale(rt, records[rt.app.id], versions[rt.app.id]))}
         for key, w in local_gaps.items():
@@ -152,7 +161,7 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mut
 
         async def task_proof(rt):
             nonlocal failed
-            outcomes = await asyncio.gather(*(one(j) for j in jobs[rt.key]))
+            outcomes = await gather_all(*(one(j) for j in jobs[rt.key]))
             previous = load_records(rt.app.id).tasks.get(rt.key)
             record = record_of(rt, outcomes, versions[rt.app.id], backend, previous)
             if mutants and mutation_mode(rt) is not None:
@@ -171,7 +180,7 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mut
             if why:
                 progress.print(f"{rt.key}: not proven: {why}")
 
-        await asyncio.gather(*(task_proof(rt) for rt in chosen))
+        await gather_all(*(task_proof(rt) for rt in chosen))
     console.print(f"{len(chosen) - failed} of {len(chosen)} task(s) proven; trials in {out}")
     return failed
 
@@ -241,7 +250,7 @@ async def _mutate(chosen: list, versions: dict, parallel: int, listing: bool) ->
                                "`mcpworld tasks verify` it)")
             (out / "mutation.json").write_text(json.dumps(summary, indent=1))
 
-        await asyncio.gather(*(one(rt) for rt in chosen))
+        await gather_all(*(one(rt) for rt in chosen))
     (out / "mutation.json").write_text(json.dumps(summary, indent=1))
     return summary
 
@@ -313,7 +322,7 @@ def tasks_rejudge(runs: list[Path] = typer.Argument(..., help="run folders (of v
 @app.command("costs")
 def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI's rotation to this many tasks")):
     """The recorded per-trial costs (median seconds per phase) and what CI's re-proof takes at more tasks."""
-    from mcpworld.verify import ci_plan, costs, plan_seconds, rotation, runnable
+    from mcpworld.verify import ci_plan, costs, oldest_first, plan_seconds, rotation, runnable
 
     _, tasks = load()
     from mcpworld.report.text import compact_table
@@ -328,9 +337,12 @@ def tasks_costs(count: list[int] = typer.Option([200], "--at", help="project CI'
     ready, slices, plan = runnable(tasks), rotation(tasks), ci_plan(tasks)
     trials = [t for part in slices for t in part]
     whole = plan_seconds(tasks, trials)
+    oldest = oldest_first(ready, trials)
     console.print(f"CI re-proves {len(plan)} trials this commit ({plan_seconds(tasks, plan) / 60:.1f} min one at a "
                   f"time): one of {len(slices)} slices of the {len(trials)} proof trials of {len(ready)} ready tasks "
-                  f"({whole / 60:.0f} min), and what the newest record change re-proved", highlight=False)
+                  f"({whole / 60:.0f} min); the {len(oldest)} trials of the {len({k for k, _, _ in oldest})} tasks "
+                  f"proven longest ago under an older verdict path ({', '.join(dict.fromkeys(k for k, _, _ in oldest))}); "
+                  f"and what the newest record change re-proved", highlight=False)
     for n in count:
         console.print(f"at {n} tasks: every trial re-proven once in about {len(slices) * n / max(1, len(ready)):.0f} "
                       f"commits", highlight=False)

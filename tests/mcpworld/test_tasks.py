@@ -3,6 +3,7 @@ mode's oracle passed, the null agent failed), and CI re-proves part of it on eve
 is now (mcpworld.verify.ci_plan): one slice of every task's proof trials (each declared mode's oracle, the
 null agent, each near miss and alternative, one recorded killed mutant), about ROLLING_BUDGET seconds of
 them, the slice chosen by HEAD's commit number so that consecutive commits re-prove all of them in turn;
+the proof trials of the tasks whose records are the oldest under an older verdict path (OLDEST_BUDGET);
 and the changed GUI oracles and near misses of the newest record change. A task CI cannot run here (its
 hooks need the app's source build) is a reported skip.
 
@@ -21,9 +22,10 @@ from mcpworld.install import app_version
 from mcpworld.envs import LOCAL
 from mcpworld.results import VERDICT_FAILURES
 from mcpworld.rundir import RunDir
-from mcpworld.verify import (CHANGED_CAP, CHANGED_NEAR_MISS_CAP, ROLLING_BUDGET, TaskRecord, TrialProof,
-                             changed_in_last_verification, ci_plan, commit_number, expected_to_pass, lacks_build,
-                             load_records, plan_seconds, proof_trials, proves, rolling_slices, rotation, run_job, stale)
+from mcpworld.verify import (CHANGED_CAP, CHANGED_NEAR_MISS_CAP, OLDEST_BUDGET, ROLLING_BUDGET, TaskRecord,
+                             TrialProof, by_proof_age, changed_in_last_verification, ci_plan, commit_number,
+                             expected_to_pass, lacks_build, load_records, oldest_first, plan_seconds, proof_age,
+                             proof_trials, proves, rolling_slices, rotation, run_job, stale, verdict_digest, within)
 
 TASKS = load_tasks()
 READY = sorted(k for k, rt in TASKS.items() if rt.task.status == "ready")
@@ -69,13 +71,44 @@ def test_the_rolling_slices_cover_every_proof_trial_within_the_budget():
     assert set(ci_plan(TASKS, number=commit_number() + 1)) >= set(slices[(commit_number() + 1) % len(slices)])
 
 
+def test_ci_re_proves_the_oldest_proofs_first():
+    """Besides the slice, the proof trials of the tasks proven longest ago under an older verdict path: whole
+    tasks, oldest first, within OLDEST_BUDGET by the records' costs; a task proven under the current one never."""
+    runnable = {k: TASKS[k] for k in READY if not lacks_build(TASKS[k])}
+    records = {rt.app.id: load_records(rt.app.id) for rt in runnable.values()}
+    digests = {app: verdict_digest(app) for app in records}
+    aged = by_proof_age(runnable)
+    current = {k for k, rt in runnable.items() if (r := records[rt.app.id].tasks.get(k)) and r.verdict_digest == digests[rt.app.id]}
+    assert set(aged) == set(runnable) - current
+    ages = [proof_age(records[runnable[k].app.id].tasks.get(k)) for k in aged]
+    assert ages == sorted(ages)
+    trials = proof_trials(runnable, records)
+    oldest = oldest_first(runnable, trials)
+    taken = list(dict.fromkeys(k for k, _, _ in oldest))
+    assert taken == aged[:len(taken)] and set(oldest) <= set(PLAN)
+    assert set(oldest) == {t for t in trials if t[0] in taken}  # whole tasks
+    assert len(taken) <= 1 or plan_seconds(TASKS, oldest) <= OLDEST_BUDGET
+    if aged[len(taken):]:  # the next one would not have fitted
+        nxt = [t for t in trials if t[0] == aged[len(taken)]]
+        assert plan_seconds(TASKS, oldest) + plan_seconds(TASKS, nxt) > OLDEST_BUDGET
+    # the order itself: no named commit is older than any, then the commit's date, then when it was made
+    named = TaskRecord(hash="h", verified_at="2026-12-01T00:00:00", verdict_commit="abc1234 2026-11-20")
+    later = named.model_copy(update={"verdict_commit": "def5678 2026-11-28 +", "verified_at": "2026-11-29T00:00:00"})
+    unnamed = named.model_copy(update={"verdict_commit": None, "verified_at": "2026-12-05T00:00:00"})
+    assert sorted([later, named, unnamed], key=proof_age) == [unnamed, named, later]
+    assert within(["a", "b", "c"], {"a": 5, "b": 4, "c": 1}.get, 9) == ["a", "b"]
+    assert within(["a", "b"], {"a": 50, "b": 1}.get, 9) == ["a"]  # one task over the budget still runs
+
+
 def test_ci_re_proves_what_the_newest_record_change_re_proved():
     """...at most CHANGED_CAP GUI oracles and CHANGED_NEAR_MISS_CAP tasks' near misses per app."""
     runnable = {k for k in READY if not lacks_build(TASKS[k])}
     apps = sorted({TASKS[k].app.id for k in runnable})
     changed_gui, changed_misses = changed_in_last_verification(apps), changed_in_last_verification(apps, kind="near_misses")
     slices = rotation(TASKS)
-    extra = set(PLAN) - set(slices[commit_number() % len(slices)])
+    tasks = {k: TASKS[k] for k in runnable}
+    oldest = oldest_first(tasks, proof_trials(tasks, {a: load_records(a) for a in apps}))
+    extra = set(PLAN) - set(slices[commit_number() % len(slices)]) - set(oldest)
     for app in apps:
         gui = {k for k in runnable & changed_gui if TASKS[k].app.id == app and "gui" in TASKS[k].task.modes}
         planned = {k for k, m, a in PLAN if a == "oracle" and m == "gui" and k in gui}
