@@ -268,7 +268,8 @@ class DockerEnvironment(X11Desktop, Environment):
                 cap_add=["SYS_PTRACE"],
                 labels={LABEL_ENV: self.id, LABEL_RUNNER: str(os.getpid())},
                 environment={"MCPWORLD_GEOMETRY": f"{self.width}x{self.height}",
-                             "MCPWORLD_X_COOKIE": cookie.hex(), **gpu.environment},
+                             "MCPWORLD_X_COOKIE": cookie.hex(), "XAUTHORITY": XAUTHORITY,
+                             **gpu.environment},
                 device_requests=gpu.device_requests or None, devices=gpu.devices or None)
         except docker.errors.ImageNotFound:
             raise PrerequisiteError(f"image {self.image} is missing: run `mcpworld images build`") from None
