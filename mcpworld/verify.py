@@ -358,12 +358,15 @@ def oldest_first(ready: dict[str, ResolvedTask], trials: list[tuple[str, str, st
 
 
 def record_seconds(record: TaskRecord | None, unrecorded: float = 300.0) -> float:
-    """What a task's whole proof took when it was last made, one trial after another (mutants included)."""
+    """What a task's whole proof took when it was last made, one trial after another (mutants included; a
+    mutant recorded before mutants had their time counts as the record's average trial)."""
     if record is None:
         return unrecorded
     proofs = [*record.oracle.values(), *([record.null] if record.null else []), *record.near_misses.values(),
               *record.alternatives.values(), *(record.mutation.mutants.values() if record.mutation else [])]
-    return sum(p.seconds for p in proofs)
+    timed = [p.seconds for p in proofs if p.seconds]
+    average = sum(timed) / len(timed) if timed else unrecorded
+    return sum(p.seconds or average for p in proofs)
 
 
 def commit_number() -> int:

@@ -84,7 +84,7 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
     content hash in tasks/<app>/verified.json."""
     from mcpworld.envs import LOCAL
     from mcpworld.install import app_version
-    from mcpworld.verify import by_proof_age, load_records, record_seconds, stale, within
+    from mcpworld.verify import by_proof_age, load_records, record_seconds, runnable, stale, within
 
     check_backend(backend)
     _, tasks = load()
@@ -102,8 +102,8 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
         raise typer.Exit(1 if bad else 0)
     if only_stale:
         chosen = [rt for rt in chosen if why[rt.key]]
-    if oldest is not None:
-        pool = {rt.key: rt for rt in chosen}
+    if oldest is not None:  # of those that can run here
+        pool = runnable({rt.key: rt for rt in chosen})
         keys = within(by_proof_age(pool), lambda k: record_seconds(records[pool[k].app.id].tasks.get(k)), oldest * 60)
         chosen = [pool[k] for k in keys]
     if in_container:  # a container proof is added to a current local one
