@@ -303,15 +303,21 @@ def rolling_slices(tasks: dict[str, ResolvedTask], trials: list[tuple[str, str, 
     """The trials in a fixed-seed order (apps and kinds mixed), cut into consecutive slices of at most
     `budget` seconds by the records' costs (one trial over it is a slice of its own)."""
     order = sorted(trials, key=lambda t: hashlib.sha256(f"{SAMPLE_SEED}:{'|'.join(t)}".encode()).hexdigest())
-    slices: list[list[tuple[str, str, str]]] = [[]]
+    return cut(order, trial_seconds(tasks, order), budget)
+
+
+def cut(items: list, costs: list[float], budget: float) -> list[list]:
+    """`items` in their order, cut into consecutive parts of at most `budget` by their `costs` (an item over
+    it is a part of its own)."""
+    parts: list[list] = [[]]
     used = 0.0
-    for trial, cost in zip(order, trial_seconds(tasks, order)):
-        if slices[-1] and used + cost > budget:
-            slices.append([])
+    for item, cost in zip(items, costs):
+        if parts[-1] and used + cost > budget:
+            parts.append([])
             used = 0.0
-        slices[-1].append(trial)
+        parts[-1].append(item)
         used += cost
-    return slices
+    return parts
 
 
 def proof_age(record: TaskRecord | None) -> tuple[str, str]:
@@ -333,18 +339,6 @@ def by_proof_age(ready: dict[str, ResolvedTask]) -> list[str]:
     return sorted(older, key=lambda k: (proof_age(records[ready[k].app.id].tasks.get(k)), _seeded([k])[0]))
 
 
-def within(keys: list[str], cost, budget: float) -> list[str]:
-    """The first of `keys` whose costs fit `budget` together (at least one)."""
-    out, used = [], 0.0
-    for key in keys:
-        c = cost(key)
-        if out and used + c > budget:
-            break
-        out.append(key)
-        used += c
-    return out
-
-
 def oldest_first(ready: dict[str, ResolvedTask], trials: list[tuple[str, str, str]],
                  budget: float = OLDEST_BUDGET) -> list[tuple[str, str, str]]:
     """The proof trials (of `trials`) of the tasks proven longest ago under an older verdict path, as many
@@ -353,8 +347,10 @@ def oldest_first(ready: dict[str, ResolvedTask], trials: list[tuple[str, str, st
     by_task: dict[str, list[tuple[str, str, str]]] = {}
     for t in trials:
         by_task.setdefault(t[0], []).append(t)
-    keys = within([k for k in by_proof_age(ready) if k in by_task], lambda k: plan_seconds(ready, by_task[k]), budget)
-    return [t for k in keys for t in by_task[k]]
+    keys = [k for k in by_proof_age(ready) if k in by_task]
+    seconds = dict(zip(trials, trial_seconds(ready, trials)))  # the records read once
+    first = cut(keys, [sum(seconds[t] for t in by_task[k]) for k in keys], budget)[0]
+    return [t for k in first for t in by_task[k]]
 
 
 def record_seconds(record: TaskRecord | None, unrecorded: float = 300.0) -> float:

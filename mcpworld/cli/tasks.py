@@ -84,7 +84,7 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
     content hash in tasks/<app>/verified.json."""
     from mcpworld.envs import LOCAL
     from mcpworld.install import app_version
-    from mcpworld.verify import by_proof_age, load_records, record_seconds, runnable, stale, within
+    from mcpworld.verify import by_proof_age, cut, load_records, record_seconds, runnable, stale
 
     check_backend(backend)
     _, tasks = load()
@@ -104,8 +104,9 @@ def tasks_verify(app_id: list[str] = typer.Option([], "--app", help="verify an a
         chosen = [rt for rt in chosen if why[rt.key]]
     if oldest is not None:  # of those that can run here
         pool = runnable({rt.key: rt for rt in chosen})
-        keys = within(by_proof_age(pool), lambda k: record_seconds(records[pool[k].app.id].tasks.get(k)), oldest * 60)
-        chosen = [pool[k] for k in keys]
+        aged = by_proof_age(pool)
+        costs = [record_seconds(records[pool[k].app.id].tasks.get(k)) for k in aged]
+        chosen = [pool[k] for k in cut(aged, costs, oldest * 60)[0]]
     if in_container:  # a container proof is added to a current local one
         local_gaps = {rt.key: w for rt in chosen if (w := stale(rt, records[rt.app.id], versions[rt.app.id]))}
         for key, w in local_gaps.items():

@@ -23,9 +23,9 @@ from mcpworld.envs import LOCAL
 from mcpworld.results import VERDICT_FAILURES
 from mcpworld.rundir import RunDir
 from mcpworld.verify import (CHANGED_CAP, CHANGED_NEAR_MISS_CAP, OLDEST_BUDGET, ROLLING_BUDGET, TaskRecord,
-                             TrialProof, by_proof_age, changed_in_last_verification, ci_plan, commit_number,
+                             TrialProof, by_proof_age, changed_in_last_verification, ci_plan, commit_number, cut,
                              expected_to_pass, lacks_build, load_records, oldest_first, plan_seconds, proof_age,
-                             proof_trials, proves, rolling_slices, rotation, run_job, stale, verdict_digest, within)
+                             proof_trials, proves, rolling_slices, rotation, run_job, stale, verdict_digest)
 
 TASKS = load_tasks()
 READY = sorted(k for k, rt in TASKS.items() if rt.task.status == "ready")
@@ -96,8 +96,8 @@ def test_ci_re_proves_the_oldest_proofs_first():
     later = named.model_copy(update={"verdict_commit": "def5678 2026-11-28 +", "verified_at": "2026-11-29T00:00:00"})
     unnamed = named.model_copy(update={"verdict_commit": None, "verified_at": "2026-12-05T00:00:00"})
     assert sorted([later, named, unnamed], key=proof_age) == [unnamed, named, later]
-    assert within(["a", "b", "c"], {"a": 5, "b": 4, "c": 1}.get, 9) == ["a", "b"]
-    assert within(["a", "b"], {"a": 50, "b": 1}.get, 9) == ["a"]  # one task over the budget still runs
+    assert cut(["a", "b", "c"], [5, 4, 1], 9) == [["a", "b"], ["c"]]
+    assert cut(["a", "b"], [50, 1], 9) == [["a"], ["b"]]  # one task over the budget still runs
 
 
 def test_ci_re_proves_what_the_newest_record_change_re_proved():
