@@ -135,7 +135,8 @@ def verdict_digest(app_id: str) -> str:
 def verdict_commit(app_id: str) -> str | None:
     """The newest commit that changed the app's verdict path, with "+" when the tree changes it still; None
     without git."""
-    rels = verdict_paths(app_id)
+    # the same files as verdict_digest: an edit of an app's NOTES.md is no change of its verdict path
+    rels = [*verdict_paths(app_id), *(f":(exclude,glob)**/{d}" for d in sorted(DOCS))]
     try:
         log = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", *rels], cwd=paths.ROOT,
                              capture_output=True, text=True, timeout=30)

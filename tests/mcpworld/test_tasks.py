@@ -210,9 +210,16 @@ def test_reproof(key, mode, agent, reproofs):
 
 def test_a_records_verdict_digest_follows_the_core_and_the_apps_folders_only(tmp_path, monkeypatch):
     """verify records the digest of the code that decides verdicts (`tasks verify --check` counts the records
-    proven under older code): a change to the core or the app's folders changes it, another app's does not."""
+    proven under older code): a change to the core or the app's folders changes it, another app's does not;
+    and the commit it names (with "+" for uncommitted changes) follows the same files."""
+    import subprocess
+
     from mcpworld import paths
-    from mcpworld.verify import CORE_PATHS, verdict_digest
+    from mcpworld.verify import CORE_PATHS, verdict_commit, verdict_digest
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
 
     for rel in CORE_PATHS:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -223,12 +230,19 @@ def test_a_records_verdict_digest_follows_the_core_and_the_apps_folders_only(tmp
             (tmp_path / folder / app / "f.txt").write_text("1")
     monkeypatch.setattr(paths, "CODE_ROOT", tmp_path)
     monkeypatch.setattr(paths, "ROOT", tmp_path)
-    first = verdict_digest("a")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "start")
+    first, named = verdict_digest("a"), verdict_commit("a")
+    assert named and not named.endswith("+")
     (tmp_path / "hooks" / "b" / "f.txt").write_text("2")
     (tmp_path / "apps" / "a" / "NOTES.md").write_text("what the app says of itself")
-    assert verdict_digest("a") == first
+    assert verdict_digest("a") == first and verdict_commit("a") == named
+    git("add", "-A")
+    git("commit", "-q", "-m", "notes and another app")
+    assert verdict_commit("a") == named
     (tmp_path / "evaluator" / "verdict.py").write_text("changed")
     second = verdict_digest("a")
-    assert second != first
+    assert second != first and verdict_commit("a") == named + " +"
     (tmp_path / "hooks" / "a" / "f.txt").write_text("2")
     assert verdict_digest("a") not in (first, second)
