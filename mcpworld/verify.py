@@ -132,6 +132,11 @@ def verdict_digest(app_id: str) -> str:
     return h.hexdigest()[:32]
 
 
+def proof_marks(rt: ResolvedTask, app_version: str | None) -> tuple[str, str]:
+    """What a record names: the task's content hash and the digest of its verdict path."""
+    return content_hash(rt, app_version), verdict_digest(rt.app.id)
+
+
 def verdict_commit(app_id: str) -> str | None:
     """The newest commit that changed the app's verdict path, with "+" when the tree changes it still; None
     without git."""

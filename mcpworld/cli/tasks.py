@@ -144,11 +144,18 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mut
     from mcpworld.cli.progress import TrialProgress
     from mcpworld.mutation import mutation_mode, run_mutation
     from mcpworld.rundir import RunDir
-    from mcpworld.verify import jobs_for, load_records, proof_terms, proves, record_of, run_job, save_record, stale
+    from mcpworld.verify import (jobs_for, load_records, proof_marks, proof_terms, proves, record_of, run_job,
+                                 save_record, stale)
 
     out = paths.new_run_dir(f"verify-{backend}")
     jobs = {rt.key: jobs_for(rt, backend) for rt in chosen}
     gate = asyncio.Semaphore(parallel)
+    # tasks in the order chosen, `parallel` at a time: each is recorded once its trials and mutants are done, so a
+    # stopped verify keeps the tasks it finished (all at once, every task waited for the last one's trials)
+    tasks_gate = asyncio.Semaphore(parallel)
+    # what each record will name, as it was when this process loaded its code: a record names the content and the
+    # code its trials ran with, not what the tree holds when they end
+    marks = {rt.key: proof_marks(rt, versions[rt.app.id]) for rt in chosen}
     failed = 0
     with TrialProgress(sum(map(len, jobs.values())), err) as progress:
         async def one(job):
@@ -161,6 +168,10 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mut
                 return job, result, retried
 
         async def task_proof(rt):
+            async with tasks_gate:
+                await prove_task(rt)
+
+        async def prove_task(rt):
             nonlocal failed
             outcomes = await gather_all(*(one(j) for j in jobs[rt.key]))
             previous = load_records(rt.app.id).tasks.get(rt.key)
@@ -175,6 +186,11 @@ async def _verify(chosen: list, versions: dict, parallel: int, backend: str, mut
                 record.mutation = await run_mutation(rt, out, backend, gate, scout_dir=scout,
                                                      on_trial=progress.started, on_done=progress.finished,
                                                      on_mutants=progress.grow)
+            if proof_marks(rt, versions[rt.app.id]) != marks[rt.key]:
+                failed += 1
+                progress.print(f"{rt.key}: not recorded: its content or the code that decides its verdicts changed "
+                               "while it was verified; verify it again")
+                return
             save_record(rt.app.id, rt.key, record)
             why = stale(rt, load_records(rt.app.id), versions[rt.app.id], in_container=backend != "local")
             failed += why is not None

@@ -202,3 +202,44 @@ def test_a_testbed_failure_stays_out_of_sr_and_reruns_when_asked(tmp_path):
     assert s["overall"]["sr"] == 1.0 and s["testbed_failures"] == {} and s["testbed_reruns"] == 1
     note = (run / "set_aside" / "counter-1__mcp__0" / "SET_ASIDE.txt").read_text()
     assert "testbed's side (setup_error" in note and "--rerun-testbed" in note
+
+
+def test_verify_records_each_task_as_it_is_proven_and_none_that_changed_meanwhile(tmp_path):
+    """`tasks verify` records a task as soon as its trials and mutants are done, before the next one starts (a
+    stopped verify keeps what it finished; it used to queue every task's mutants behind all the trials, so nothing
+    was recorded until the end), and never records a task whose content changed after the verify began: the
+    record would name content its trials did not run with."""
+    root = content_tree(tmp_path)
+    first, second = root / "tasks" / "counter" / "1", root / "tasks" / "counter" / "2"
+    shutil.copytree(first, second)
+    task = json.loads((second / "task.json").read_text())
+    (second / "task.json").write_text(json.dumps({**task, "template": 2}))
+    records = root / "tasks" / "counter" / "verified.json"
+    err = tmp_path / "stderr"
+    runner = subprocess.Popen([sys.executable, "-m", "mcpworld.cli", "tasks", "verify", "-t", "counter/1", "-t", "counter/2",
+                               "--parallel", "1"], cwd=root, stdout=subprocess.DEVNULL,
+                              stderr=err.open("w"), env={**os.environ, "MCPWORLD_ROOT": str(root), "COLUMNS": "200"},
+                              start_new_session=True)
+
+    def trials(key: str) -> list[Path]:
+        return [f for d in (root / "runs").glob("*verify*") if (d / "trials").is_dir()
+                for f in (d / "trials").iterdir() if f.name.startswith(key.replace("/", "-") + "__")]
+
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not records.exists():
+            time.sleep(0.05)
+        assert records.exists() and runner.poll() is None, "the first task was not recorded while the verify ran"
+        assert list(json.loads(records.read_text())["tasks"]) == ["counter/1"]
+        assert not any((f / "result.json").exists() for f in trials("counter/2"))  # one task at a time
+        while time.monotonic() < deadline and not trials("counter/2") and runner.poll() is None:
+            time.sleep(0.05)
+        assert trials("counter/2") and runner.poll() is None, "the second task ended before it could be changed"
+        (second / "task.json").write_text(json.dumps({**task, "template": 2, "notes": "changed while verified"}))
+        runner.wait(300)
+    finally:
+        if runner.poll() is None:
+            os.killpg(runner.pid, signal.SIGKILL)
+    said = " ".join(err.read_text().split())
+    assert runner.returncode == 1 and "counter/2: not recorded: its content" in said, said[-2000:]
+    assert list(json.loads(records.read_text())["tasks"]) == ["counter/1"]
