@@ -18,8 +18,8 @@ from mcpworld import paths
 from mcpworld.config.load import load_tasks
 from mcpworld.metrics import paired_difference_interval
 
-# Easy, Medium, Medium and Hard by human steps; anki/165 is declared but a stub
-TASKS = ["anki/164", "anki/161", "anki/147", "anki/146", "anki/165"]
+# Easy, Medium, Medium and Hard by human steps; joplin/109 is declared but unavailable (no zoom in the terminal client)
+TASKS = ["anki/164", "anki/161", "anki/147", "anki/146", "joplin/109"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -49,7 +49,7 @@ def test_summary_of_the_oracle_run(runs):
     for mode in ("gui", "mcp"):
         i = s["implemented_strict"][mode]
         assert (i["passed"], i["runnable"], i["declared"]) == (4, 4, 5)
-        assert i["implemented"] == 1.0 and i["strict"] == 0.8 and "anki/165" in i["not_runnable"]
+        assert i["implemented"] == 1.0 and i["strict"] == 0.8 and "joplin/109" in i["not_runnable"]
         assert [(p["k"], p["pass_at_k"], p["pass_hat_k"]) for p in s["pass_k"][mode]] == [(1, 1.0, 1.0), (2, 1.0, 1.0)]
     # the oracle counts its steps as the human steps are counted, so in the GUI its WES is exactly 1
     assert s["wes"]["gui"]["value"] == 1.0 and s["wes"]["gui"]["step_cap"] == 50
